@@ -1,0 +1,49 @@
+"""Packaging of HDeepRM (setuptools)."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+setup(
+    name="hdeeprm",
+    version="0.3.0",
+    description=("Workload management for heterogeneous clusters: classic policies and deep "
+                 "reinforcement learning agents on a Batsim-compatible simulator"),
+    long_description=(HERE / "README.rst").read_text(encoding="utf-8") if (HERE / "README.rst").exists() else "",
+    long_description_content_type="text/x-rst",
+    license="MIT",
+    python_requires=">=3.11",
+    packages=find_packages(include=["hdeeprm", "hdeeprm.*"]),
+    package_data={"hdeeprm": ["platform/data/*.json"]},
+    install_requires=[
+        "numpy>=1.24",
+        "gymnasium>=1.0",
+        # The CPU build 2.13.0 is installed from a local file on the project's machines;
+        # an unconstrained "torch" would pull several GB of CUDA wheels.
+        "torch==2.13.0",
+        "lxml>=4.9",
+        "defusedxml>=0.7",
+        "procset>=1.0",
+        "tqdm>=4.60",
+        "matplotlib>=3.7",
+    ],
+    extras_require={
+        # pybatsim 3.2.1 pins pyzmq<23, which does not build on Python 3.11; it runs fine with
+        # a current pyzmq: see README.rst ("Real Batsim and PyBatsim") for the install line.
+        "batsim": ["pyzmq>=25"],
+        "sb3": ["stable-baselines3>=2.3"],
+        "test": ["pytest>=7", "pyzmq>=25", "stable-baselines3>=2.3"],
+    },
+    entry_points={
+        "console_scripts": [
+            "hdeeprm-launch=hdeeprm.cli.launch:main",
+            "hdeeprm-workload=hdeeprm.cli.workload:main",
+            "hdeeprm-platform=hdeeprm.cli.platform:main",
+            "hdeeprm-batsim=hdeeprm.cli.batsim:main",
+            "hdeeprm-visual=hdeeprm.cli.visual:main",
+            "hdeeprm-check=hdeeprm.cli.check:main",
+        ],
+        "gymnasium.envs": ["__root__=hdeeprm.environment:register_envs"],
+    },
+)
