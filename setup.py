@@ -25,6 +25,7 @@ setup(
         "lxml>=4.9",
         "defusedxml>=0.7",
         "procset>=1.0",
+        "jsonschema>=4.0",
         "tqdm>=4.60",
         "matplotlib>=3.7",
     ],

@@ -1,0 +1,222 @@
+"""The workload manager: HDeepRM's decision system.
+
+It keeps the queue of pending jobs, the heterogeneity layer's state
+(:class:`~hdeeprm.contention.ResourceState`) and turns an agent's action (a
+policy pair, see :mod:`hdeeprm.policies`) into Batsim commands on a
+:class:`~hdeeprm.simulation.port.SimulatorPort`. The same code runs on the
+embedded engine and on a real Batsim through PyBatsim.
+
+Decision rules (DESIGN section 5):
+
+* After each batch of same-time events that submitted or completed a job, a
+  decision is due when the queue is not empty and at least one core is free
+  (with no free core every action would start nothing, so none is asked for).
+* A non-void action starts queued jobs in the order of its job-selection
+  policy until the first job that does not fit (head-of-line blocking, as the
+  original HDeepRM).
+* The void action starts nothing and waits for the next event. When nothing
+  is left to happen (no running job, no future submission) waiting would last
+  forever: the void action is then replaced by the first non-void action of
+  the action set, counted in :attr:`WorkloadManager.void_overridden` and
+  masked out in :meth:`WorkloadManager.action_mask`.
+* Jobs that can never fit (more cores than the platform, or more memory per
+  core than any node can give them) are rejected at submission with a reason.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hdeeprm.contention import ContentionModel, ResourceState
+from hdeeprm.errors import AgentError
+from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, order_queue
+from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.simulation.port import SimulatorPort
+from hdeeprm.workload.model import Job
+
+
+_HEAD_KEYS = {
+    "first": lambda j: j.index,
+    "shortest": lambda j: (j.requested_time, j.index),
+    "smallest": lambda j: (j.res, j.index),
+    "low_mem": lambda j: (j.mem, j.index),
+    "low_mem_bw": lambda j: (j.mem_bw, j.index),
+}
+
+
+class WorkloadManager:
+    """Queue, policy pairs and heterogeneity layer on top of a simulator.
+
+    Args:
+        simulator: Where commands go (the embedded engine or the PyBatsim adapter).
+        hierarchy: The platform's resource hierarchy; host id = core id.
+        actions: The action set: full action indices (0…35, :data:`~hdeeprm.policies.VOID`
+            = 36), in the agent's order. Defaults to all 36 policy pairs, no void.
+        seed: Seed of the random job and core selection policies.
+        model: The contention model (HDeepRM's by default).
+        has_future_events: Callable telling whether the simulator still has events
+            to deliver (submissions, completions, calls); used to keep the void
+            action from waiting forever. ``None`` assumes events are pending while
+            jobs run.
+
+    Attributes:
+        queue: Pending jobs in submission order.
+        running: Running jobs by index, with their cores.
+        state: The :class:`ResourceState`.
+        rejected: ``(job, reason)`` of jobs rejected at submission.
+        decisions: Number of decisions taken.
+        void_overridden: Void actions replaced because nothing else could happen.
+    """
+
+    def __init__(self, simulator: SimulatorPort, hierarchy: ResourceHierarchy, *,
+                 actions: Sequence[int] | None = None, seed: int = 0,
+                 model: ContentionModel | None = None, has_future_events=None) -> None:
+        self.sim = simulator
+        self.hierarchy = hierarchy
+        self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
+        self._pairs = [(JOB_POLICIES[a // len(CORE_POLICIES)], CORE_POLICIES[a % len(CORE_POLICIES)])
+                       if a != VOID else None for a in self.actions]
+        self.rng = np.random.default_rng(seed)
+        self.state = ResourceState(hierarchy, model)
+        self.selector = CoreSelector(self.state, self.rng)
+        self.queue: list[Job] = []
+        self.running: dict[int, tuple[Job, np.ndarray]] = {}
+        self.rejected: list[tuple[Job, str]] = []
+        self.decisions = 0
+        self.void_overridden = 0
+        self._has_future_events = has_future_events
+        self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.n_nodes)
+        self.now = 0.0
+        self.queue_before = 0  # queue length at the previous decision (observations)
+
+    # ------------------------------------------------------------------ events
+    def on_batch(self, now: float, submitted: Sequence[Job], completed: Sequence[Job]) -> bool:
+        """Take in one batch of same-time events.
+
+        Args:
+            now: Time of the batch in seconds.
+            submitted: JOB_SUBMITTED jobs, in Batsim order.
+            completed: Jobs that ended (completed or killed), in start order.
+
+        Returns:
+            True when a decision is due (see the module docstring).
+        """
+        self.now = now
+        for job in completed:
+            entry = self.running.pop(job.index, None)
+            if entry is None:
+                continue
+            self._switch(self.state.release(job, entry[1], now))
+        for job in submitted:
+            reason = self._never_fits(job)
+            if reason is None:
+                self.queue.append(job)
+            else:
+                self.rejected.append((job, reason))
+                self.sim.reject_job(job, reason)
+        return bool(self.queue) and self.state.n_free > 0 and bool(submitted or completed)
+
+    def _never_fits(self, job: Job) -> str | None:
+        h = self.hierarchy
+        if job.res > h.n_cores:
+            return f"requests {job.res} cores, the platform has {h.n_cores}"
+        if job.mem > 0.0:
+            fit = int(np.floor(np.asarray(h.node_memory) / job.mem).clip(max=self._cores_per_node).sum())
+            if job.res > fit:
+                return (f"requests {job.res} cores with {job.mem:g} MB each, the platform's node memory "
+                        f"allows at most {fit} such cores")
+        return None
+
+    # ----------------------------------------------------------------- actions
+    @property
+    def n_actions(self) -> int:
+        """Size of the action set."""
+        return len(self.actions)
+
+    def _waiting_is_forever(self) -> bool:
+        if self.running:
+            return False
+        if self._has_future_events is None:
+            return True
+        return not self._has_future_events()
+
+    def apply(self, action: int) -> int:
+        """Apply the action at position ``action`` of the action set.
+
+        Args:
+            action: Position in :attr:`actions` (0 … n_actions − 1).
+
+        Returns:
+            Number of jobs started.
+
+        Raises:
+            AgentError: ``action`` is out of range.
+        """
+        if not 0 <= action < len(self._pairs):
+            raise AgentError(f"action must be in [0, {len(self._pairs) - 1}], got {action}")
+        self.decisions += 1
+        self.queue_before = len(self.queue)
+        pair = self._pairs[action]
+        if pair is None:
+            if not self._waiting_is_forever():
+                return 0
+            self.void_overridden += 1
+            pair = next(p for p in self._pairs if p is not None)
+        return self._start(*pair)
+
+    def _start(self, job_policy: str, core_policy: str) -> int:
+        ordered = order_queue(self.queue, job_policy, self.rng)
+        started = []
+        for job in ordered:
+            cores = self.selector.select(job, core_policy)
+            if cores is None:
+                break
+            self._switch(self.state.allocate(job, cores, self.now))
+            self.sim.execute_job(job, cores.tolist())
+            self.running[job.index] = (job, cores)
+            started.append(job.index)
+        if started:
+            gone = set(started)
+            self.queue = [j for j in self.queue if j.index not in gone]
+        return len(started)
+
+    def _switch(self, changes: dict[int, list[int]]) -> None:
+        for pstate, cores in changes.items():
+            self.sim.set_pstate(cores, pstate)
+
+    def action_mask(self) -> np.ndarray:
+        """Which actions would start at least one job now, bool, shape (n_actions,).
+
+        Every core-selection policy picks from the same candidate cores, so
+        whether an action starts something depends on the first job its
+        job-selection policy picks. The void action is allowed unless waiting
+        would last forever. A ``random`` job policy is allowed when the
+        smallest queued job fits (its draw is not known in advance).
+        """
+        mask = np.zeros(len(self._pairs), dtype=bool)
+        fits: dict[str, bool] = {}
+        for i, pair in enumerate(self._pairs):
+            if pair is None:
+                mask[i] = not self._waiting_is_forever()
+                continue
+            jp = pair[0]
+            if jp not in fits:
+                if not self.queue:
+                    fits[jp] = False
+                elif jp == "random":
+                    fits[jp] = self._fits(min(self.queue, key=lambda j: (j.res, j.mem)))
+                else:
+                    fits[jp] = self._fits(min(self.queue, key=_HEAD_KEYS[jp]))
+            mask[i] = fits[jp]
+        return mask
+
+    def _fits(self, job: Job) -> bool:
+        if job.res > self.state.n_free:
+            return False
+        if job.mem <= 0.0:
+            return True
+        cap = np.floor(self.state.node_free_mem / job.mem).astype(np.int64)
+        free_per_node = np.bincount(self.hierarchy.core_node[self.state.core_free],
+                                    minlength=self.hierarchy.n_nodes)
+        return int(np.minimum(cap, free_per_node).sum()) >= job.res
