@@ -1,0 +1,323 @@
+"""SWF trace -> :class:`~hdeeprm.workload.model.Workload` (DESIGN.md section 3).
+
+Rules, per SWF record (fields numbered as in the SWF v2.2 definition):
+
+* **Size** (cores, Batsim ``res``) = requested processors (field 8), falling back to
+  allocated processors (field 5); neither > 0 -> skipped ("no processor count").
+* **Submit time** (field 2) unknown (-1) -> skipped. ``subtime`` is relative to the
+  earliest kept job (the first one in a sorted trace), in seconds.
+* **Run time** (field 4) unknown (-1; SDSC-SP2 has cancelled jobs like that) -> skipped.
+  A run time of 0 s is kept.
+* **Requested time** (field 9, the user estimate the scheduler sees) becomes the
+  walltime and ``requested_time``. Missing (-1, or 0) -> the run time is used (a
+  perfect estimate), at least 1 s because a walltime must be positive; counted as
+  altered. Beware: Batsim kills a ``delay`` job whose delay equals its walltime, so
+  with ``delay`` profiles a perfect estimate ends every such job as
+  COMPLETED_WALLTIME_REACHED (same timing, success 0).
+* **Actual work**: the trace run time by default (``actual_work="runtime"``); with
+  ``"tsafrir"`` it is requested time x r, r drawn from HDeepRM's discrete
+  approximation of Tsafrir, Etsion & Feitelson 2007 (:data:`TSAFRIR_RATIOS`,
+  :data:`TSAFRIR_PROBABILITIES`: 0.05 ... 1.25, mean 0.5265, 20 % above 1). A job
+  whose actual time exceeds its requested time keeps its walltime: it is killed at
+  its walltime, as on real systems (counted in the report).
+* **Profiles**: ``parallel_homogeneous`` with ``cpu`` = actual seconds x
+  ``reference_speed`` FLOP on each core (named ``ph<FLOP>``), or ``delay`` with
+  ``delay`` = actual seconds (named ``d<seconds>``, as Batsim's own converters).
+  Profiles are shared only by jobs with the same work.
+* **Memory per core** (MB) = requested memory (field 10, KB per processor) / 1024,
+  falling back to used memory (field 7) / 1024; missing -> ``default_mem``
+  (0 = unconstrained), counted as altered.
+* **Memory bandwidth per core** (GB/s) is not in SWF: drawn uniformly from
+  ``mem_bw_choices`` ({4, 8, ..., 24} GB/s as the original HDeepRM), seeded.
+* Jobs larger than the platform are kept (the workload manager rejects them at
+  submission with a reason) and counted.
+
+Selection: ``time_window=(t0, t1)`` keeps records with ``t0 <= submit time < t1``
+(trace seconds, field 2); among the usable records left (not skipped), the first
+``first_job`` are passed over and the next ``nb_jobs`` kept. The report covers every
+record of the selected span: from just after the ``first_job``-th usable record up to
+the last kept one. Each skipped record is counted once, under its first reason in the
+order above; altered and flagged counts are over kept jobs and may overlap.
+
+Randomness (bandwidth, Tsafrir ratios) comes from :class:`numpy.random.Generator`
+objects spawned from ``seed``: the same seed and inputs give the same workload, and the
+bandwidths do not depend on ``actual_work``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from hdeeprm.errors import OptionsError
+from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
+from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, iter_swf_chunks
+
+#: Report key: number of jobs kept in the workload.
+KEPT = "kept"
+#: Report key: record skipped because its submit time (field 2) is unknown.
+SKIPPED_NO_SUBMIT_TIME = "skipped: unknown submit time"
+#: Report key: record skipped because neither field 8 nor field 5 is > 0.
+SKIPPED_NO_SIZE = "skipped: no processor count"
+#: Report key: record skipped because its run time (field 4) is unknown.
+SKIPPED_NO_RUN_TIME = "skipped: unknown run time"
+#: Report key: requested processors (8) unknown, allocated processors (5) used.
+ALTERED_ALLOCATED_SIZE = "altered: no requested processors (allocated processors used)"
+#: Report key: requested time (9) unknown, the run time used as walltime.
+ALTERED_NO_REQUESTED_TIME = "altered: no requested time (run time used)"
+#: Report key: memory (fields 10 and 7) unknown, ``default_mem`` used.
+ALTERED_NO_MEMORY = "altered: no memory (default used)"
+#: Report key: more cores than the platform has; kept, rejected at submission.
+FLAGGED_TOO_LARGE = "flagged: larger than the platform (rejected at submission)"
+#: Report key: actual time > requested time; kept, killed at its walltime.
+FLAGGED_OVER_WALLTIME = "flagged: actual time exceeds requested time (killed at walltime)"
+
+#: Every report key, in the order reports are printed.
+REPORT_KEYS: tuple[str, ...] = (
+    KEPT, SKIPPED_NO_SUBMIT_TIME, SKIPPED_NO_SIZE, SKIPPED_NO_RUN_TIME, ALTERED_ALLOCATED_SIZE,
+    ALTERED_NO_REQUESTED_TIME, ALTERED_NO_MEMORY, FLAGGED_TOO_LARGE, FLAGGED_OVER_WALLTIME)
+
+#: actual / requested time ratios of HDeepRM's approximation of Tsafrir et al. 2007:
+#: 0.05, 0.10, ..., 1.25 (25 values, exact multiples of 1/20).
+TSAFRIR_RATIOS: np.ndarray = np.arange(1, 26) / 20.0
+#: Probabilities of :data:`TSAFRIR_RATIOS` (sum 1; mean ratio 0.5265; P(r > 1) = 0.20).
+#: Source: the original HDeepRM (``hdeeprm/util.py``, generate_workload), approximating
+#: D. Tsafrir, Y. Etsion, D. G. Feitelson, "Backfilling using system-generated
+#: predictions rather than user runtime estimates", IEEE TPDS 18(6), 2007.
+TSAFRIR_PROBABILITIES: np.ndarray = np.array(
+    [0.15, 0.09, 0.07] + [0.04] * 5 + [0.03] * 5 + [0.02] * 10 + [0.06, 0.08])
+
+#: Memory bandwidth values (GB/s per core) the original HDeepRM drew from.
+DEFAULT_MEM_BW_CHOICES: tuple[float, ...] = (4.0, 8.0, 12.0, 16.0, 20.0, 24.0)
+
+ACTUAL_WORK_CHOICES = ("runtime", "tsafrir")
+PROFILE_TYPE_CHOICES = (PARALLEL_HOMOGENEOUS, DELAY)
+
+# Column indices of the SWF fields used here (0-based).
+_SUBMIT, _RUN, _ALLOC, _USED_MEM, _REQ_PROCS, _REQ_TIME, _REQ_MEM = 1, 3, 4, 6, 7, 8, 9
+
+
+def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, first_job: int,
+                   time_window: tuple[float, float] | None, actual_work: str, profile_type: str,
+                   default_mem: float, mem_bw_choices: Sequence[float]) -> None:
+    if isinstance(nb_cores, bool) or not isinstance(nb_cores, (int, np.integer)) or nb_cores < 1:
+        raise OptionsError(f"nb_cores must be a positive integer, got {nb_cores!r}")
+    if profile_type == PARALLEL_HOMOGENEOUS and not reference_speed > 0:
+        raise OptionsError(f"reference_speed must be > 0 FLOP/s for {PARALLEL_HOMOGENEOUS} "
+                           f"profiles, got {reference_speed!r}")
+    if nb_jobs is not None and nb_jobs < 0:
+        raise OptionsError(f"nb_jobs must be >= 0 or None, got {nb_jobs!r}")
+    if first_job < 0:
+        raise OptionsError(f"first_job must be >= 0, got {first_job!r}")
+    if time_window is not None and not (len(time_window) == 2 and time_window[0] < time_window[1]):
+        raise OptionsError(f"time_window must be (t0, t1) with t0 < t1, got {time_window!r}")
+    if actual_work not in ACTUAL_WORK_CHOICES:
+        raise OptionsError(f"actual_work must be one of {', '.join(ACTUAL_WORK_CHOICES)}, "
+                           f"got {actual_work!r}")
+    if profile_type not in PROFILE_TYPE_CHOICES:
+        raise OptionsError(f"profile_type must be one of {', '.join(PROFILE_TYPE_CHOICES)}, "
+                           f"got {profile_type!r}")
+    if not default_mem >= 0:
+        raise OptionsError(f"default_mem must be >= 0 MB, got {default_mem!r}")
+    if len(mem_bw_choices) == 0 or min(mem_bw_choices) < 0:
+        raise OptionsError(f"mem_bw_choices must be a non-empty list of values >= 0 GB/s, "
+                           f"got {list(mem_bw_choices)!r}")
+
+
+def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
+            time_window: tuple[float, float] | None) -> tuple[np.ndarray, dict[str, int]]:
+    """Apply the window, skip rules and selection; return kept rows and skip counts."""
+    limit = np.inf if nb_jobs is None else first_job + nb_jobs
+    usable_seen = 0
+    kept_parts: list[np.ndarray] = []
+    skipped = dict.fromkeys((SKIPPED_NO_SUBMIT_TIME, SKIPPED_NO_SIZE, SKIPPED_NO_RUN_TIME), 0)
+    for values in chunks:
+        if usable_seen >= limit:
+            break
+        if time_window is not None:
+            submit = values[:, _SUBMIT]
+            values = values[(submit >= time_window[0]) & (submit < time_window[1])]
+        no_submit = values[:, _SUBMIT] < 0
+        no_size = ~no_submit & (values[:, _REQ_PROCS] <= 0) & (values[:, _ALLOC] <= 0)
+        no_run = ~no_submit & ~no_size & (values[:, _RUN] < 0)
+        usable = ~(no_submit | no_size | no_run)
+        usable_before = usable_seen + np.cumsum(usable) - usable  # usable rows before each row
+        in_span = (usable_before >= first_job) & (usable_before < limit)
+        usable_seen += int(usable.sum())
+        skipped[SKIPPED_NO_SUBMIT_TIME] += int((no_submit & in_span).sum())
+        skipped[SKIPPED_NO_SIZE] += int((no_size & in_span).sum())
+        skipped[SKIPPED_NO_RUN_TIME] += int((no_run & in_span).sum())
+        kept_parts.append(values[usable & in_span])
+    kept = np.concatenate(kept_parts) if kept_parts else np.empty((0, NB_FIELDS))
+    return kept, skipped
+
+
+def _token(value: float) -> str:
+    """Exact, short text of a number for profile names (3600.0 -> "3600")."""
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, nb_cores: int,
+                        reference_speed: float, nb_jobs: int | None = None, first_job: int = 0,
+                        time_window: tuple[float, float] | None = None,
+                        actual_work: str = "runtime",
+                        profile_type: str = PARALLEL_HOMOGENEOUS, default_mem: float = 0.0,
+                        mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
+                        name: str = "w0", source: str = "") -> Workload:
+    """Convert SWF records to a workload (the engine of :func:`swf_to_workload`).
+
+    Args:
+        chunks: Blocks of SWF records in trace order: arrays of shape ``(k, 18)`` (as
+            yielded by :func:`~hdeeprm.workload.swf.iter_swf_chunks`) or sequences of
+            :class:`~hdeeprm.workload.swf.SWFRecord`.
+        source: Path recorded in :attr:`Workload.source`.
+        nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
+        profile_type, default_mem, mem_bw_choices, seed, name: As in
+            :func:`swf_to_workload`.
+
+    Returns:
+        The workload; see :func:`swf_to_workload`.
+
+    Raises:
+        OptionsError: An argument is out of range.
+    """
+    _check_options(nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
+                   profile_type, default_mem, mem_bw_choices)
+    arrays = (chunk if isinstance(chunk, np.ndarray)
+              else np.array([tuple(r)[:NB_FIELDS] for r in chunk], dtype=np.float64
+                            ).reshape(-1, NB_FIELDS) for chunk in chunks)
+    kept, skipped = _select(arrays, nb_jobs, first_job, time_window)
+    count = len(kept)
+    bw_rng, ratio_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+
+    by_request = kept[:, _REQ_PROCS] > 0
+    size = np.where(by_request, kept[:, _REQ_PROCS], kept[:, _ALLOC]).astype(np.int64)
+    run = kept[:, _RUN]
+    has_request = kept[:, _REQ_TIME] > 0
+    requested = np.where(has_request, kept[:, _REQ_TIME], np.maximum(run, 1.0))
+    if actual_work == "tsafrir":
+        actual = requested * ratio_rng.choice(TSAFRIR_RATIOS, size=count, p=TSAFRIR_PROBABILITIES)
+    else:
+        actual = run
+    mem_kb = np.where(kept[:, _REQ_MEM] >= 0, kept[:, _REQ_MEM], kept[:, _USED_MEM])
+    has_mem = mem_kb >= 0
+    mem = np.where(has_mem, mem_kb / 1024.0, float(default_mem))
+    mem_bw = bw_rng.choice(np.asarray(mem_bw_choices, dtype=np.float64), size=count)
+    submit = kept[:, _SUBMIT]
+    subtime = submit - submit.min() if count else submit
+    order = np.argsort(subtime, kind="stable")
+
+    report = {KEPT: count, **skipped,
+              ALTERED_ALLOCATED_SIZE: int(count - by_request.sum()),
+              ALTERED_NO_REQUESTED_TIME: int(count - has_request.sum()),
+              ALTERED_NO_MEMORY: int(count - has_mem.sum()),
+              FLAGGED_TOO_LARGE: int((size > nb_cores).sum()),
+              FLAGGED_OVER_WALLTIME: int((actual > requested).sum())}
+
+    if profile_type == DELAY:
+        work, prefix = actual, "d"
+    else:
+        work, prefix = actual * float(reference_speed), "ph"
+    profiles: dict[float, Profile] = {}
+    jobs: list[Job] = []
+    columns = zip(kept[order, 0].astype(np.int64).tolist(), subtime[order].tolist(),
+                  size[order].tolist(), requested[order].tolist(), work[order].tolist(),
+                  mem[order].tolist(), mem_bw[order].tolist())
+    for index, (number, sub, res, walltime, amount, job_mem, job_bw) in enumerate(columns):
+        profile = profiles.get(amount)
+        if profile is None:
+            label = prefix + _token(amount)
+            profile = (Profile(label, DELAY, delay=amount) if profile_type == DELAY
+                       else Profile(label, PARALLEL_HOMOGENEOUS, cpu=amount))
+            profiles[amount] = profile
+        jobs.append(Job(index, str(number), sub, res, walltime, profile, job_mem, job_bw,
+                        number, walltime))
+    return Workload(jobs, name=name, nb_res=int(nb_cores), reference_speed=float(reference_speed),
+                    report=report, source=source)
+
+
+def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: float,
+                    nb_jobs: int | None = None, first_job: int = 0,
+                    time_window: tuple[float, float] | None = None, actual_work: str = "runtime",
+                    profile_type: str = PARALLEL_HOMOGENEOUS, default_mem: float = 0.0,
+                    mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
+                    name: str = "w0") -> Workload:
+    """Read an SWF trace and convert it to a workload, following the module's rules.
+
+    Args:
+        path: The SWF trace, plain or gzip-compressed.
+        nb_cores: Cores of the target platform (>= 1): the workload's ``nb_res``, and
+            the limit above which jobs are flagged as rejected at submission.
+        reference_speed: FLOP/s of the reference core turning trace seconds into FLOP
+            (``parallel_homogeneous`` only; the platform's mean core speed).
+        nb_jobs: How many usable jobs to keep (None = all).
+        first_job: How many usable jobs to pass over first.
+        time_window: ``(t0, t1)``: only records with ``t0 <= submit time < t1``
+            (seconds, SWF field 2 as written in the trace).
+        actual_work: ``"runtime"`` (trace run time) or ``"tsafrir"`` (requested time x
+            a ratio drawn from :data:`TSAFRIR_PROBABILITIES`).
+        profile_type: ``"parallel_homogeneous"`` or ``"delay"``.
+        default_mem: Memory per core in MB for jobs without memory data (0 = none).
+        mem_bw_choices: Memory bandwidth values in GB/s per core, drawn uniformly.
+        seed: Seed of the random draws (bandwidth, Tsafrir ratios).
+        name: Workload name (Batsim's ``w0``).
+
+    Returns:
+        The workload: jobs sorted by ``subtime`` (seconds from the earliest kept job),
+        ``id`` = SWF job number, ``res`` in cores, ``walltime`` = ``requested_time`` in
+        seconds, ``mem`` in MB and ``mem_bw`` in GB/s per core; ``report`` maps each
+        key of :data:`REPORT_KEYS` to a count (``"kept"`` + skipped = records in the
+        selected span).
+
+    Raises:
+        WorkloadError: The trace is missing or malformed (names file, line and field).
+        OptionsError: An argument is out of range.
+    """
+    source = os.fspath(path)
+    chunks = (values for values, _ in iter_swf_chunks(source))
+    return records_to_workload(chunks, nb_cores=nb_cores, reference_speed=reference_speed,
+                               nb_jobs=nb_jobs, first_job=first_job, time_window=time_window,
+                               actual_work=actual_work, profile_type=profile_type,
+                               default_mem=default_mem, mem_bw_choices=mem_bw_choices,
+                               seed=seed, name=name, source=source)
+
+
+def format_report(report: dict[str, int]) -> str:
+    """Format a conversion report for the console.
+
+    Args:
+        report: Reason -> count, as in :attr:`Workload.report`.
+
+    Returns:
+        One ``count  reason`` line per non-zero entry (``kept`` always shown), known
+        reasons in :data:`REPORT_KEYS` order, no trailing line break.
+    """
+    keys = [k for k in REPORT_KEYS if k in report] + [k for k in report if k not in REPORT_KEYS]
+    shown = [k for k in keys if report[k] or k == KEPT]
+    width = max((len(str(report[k])) for k in shown), default=1)
+    return "\n".join(f"{report[k]:>{width}}  {k}" for k in shown)
+
+
+def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
+    """Write a conversion report: CSV (``reason,count``) for ``.csv`` paths, else JSON.
+
+    Args:
+        report: Reason -> count, as in :attr:`Workload.report`. Every key is written,
+            zeros included, so that files of different runs line up.
+        path: File to create or overwrite.
+    """
+    name = os.fspath(path)
+    if name.lower().endswith(".csv"):
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(("reason", "count"))
+        writer.writerows(report.items())
+        text = buffer.getvalue()
+    else:
+        text = json.dumps(report, indent=2) + "\n"
+    with open(name, "w", encoding="utf-8") as out:
+        out.write(text)
