@@ -1,0 +1,81 @@
+"""``hdeeprm-batsim``: the embedded engine behind Batsim's command line and protocol.
+
+Usage (Batsim 4.2.1's own flags, so scripts written for ``batsim`` work)::
+
+    hdeeprm-batsim -p platform.xml -w workload.json [-s tcp://127.0.0.1:28000]
+                   [-e OUTDIR/out] [-E] [-v quiet|network-only|information|debug]
+                   [--timeout SECONDS]
+
+Start the decision process first (e.g. ``pybatsim easyBackfill -s tcp://127.0.0.1:28000``):
+like Batsim, this program *connects* to the endpoint the scheduler binds.
+Exit codes: 0 done, 1 the simulation failed (bad decision, protocol error), 2 bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hdeeprm.errors import HDeepRMError, InputError
+from hdeeprm.simulation.server import DEFAULT_ENDPOINT
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``hdeeprm-batsim``."""
+    p = argparse.ArgumentParser(
+        prog="hdeeprm-batsim",
+        description="Serve a simulation of HDeepRM's embedded engine to a Batsim decision process "
+                    "(e.g. a PyBatsim scheduler) over Batsim's 4.x ZeroMQ protocol, and write "
+                    "Batsim's output files. Computation-only profiles: delay, "
+                    "parallel_homogeneous with com = 0.")
+    p.add_argument("-p", "--platform", required=True, help="SimGrid XML platform file")
+    p.add_argument("-w", "--workload", required=True, action="append",
+                   help="Batsim JSON workload file (exactly one)")
+    p.add_argument("-s", "--socket-endpoint", default=DEFAULT_ENDPOINT,
+                   help=f"endpoint the decision process binds (default {DEFAULT_ENDPOINT})")
+    p.add_argument("-e", "--export", default="out",
+                   help="output prefix: OUTDIR/out writes OUTDIR/out_jobs.csv, ... (default out)")
+    p.add_argument("-E", "--energy", action="store_true",
+                   help="simulate energy (host wattage_per_state); without it consumed_energy is -1")
+    p.add_argument("-v", "--verbosity", default="information",
+                   choices=("quiet", "network-only", "information", "debug"),
+                   help="network-only/debug print every protocol message to stderr")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds to wait for each reply of the decision process (default: forever)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``hdeeprm-batsim``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if len(args.workload) != 1:
+        parser.error(f"exactly one -w workload is supported, got {len(args.workload)}")
+    if args.timeout is not None and not args.timeout > 0:
+        parser.error(f"--timeout must be > 0 seconds, got {args.timeout}")
+    log = None
+    if args.verbosity in ("network-only", "debug"):
+        def log(line: str) -> None:
+            print(f"[network] {line}", file=sys.stderr)
+    from hdeeprm.simulation.server import run_server
+
+    try:
+        result = run_server(args.platform, args.workload[0], endpoint=args.socket_endpoint,
+                            export=args.export, energy=args.energy, timeout=args.timeout, log=log)
+    except InputError as exc:
+        print(f"hdeeprm-batsim: error: {exc}", file=sys.stderr)
+        return 2
+    except HDeepRMError as exc:
+        print(f"hdeeprm-batsim: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("hdeeprm-batsim: interrupted", file=sys.stderr)
+        return 130
+    if args.verbosity != "quiet":
+        n = len(result.workload.jobs)
+        print(f"hdeeprm-batsim: simulation of {n} jobs done, outputs {args.export}_*.csv",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
