@@ -30,7 +30,7 @@ import numpy as np
 
 from hdeeprm.contention import ContentionModel, ResourceState
 from hdeeprm.errors import AgentError
-from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, order_queue
+from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, node_capacity, order_queue
 from hdeeprm.resources import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
 from hdeeprm.workload.model import Job
@@ -122,7 +122,7 @@ class WorkloadManager:
         if job.res > h.n_cores:
             return f"requests {job.res} cores, the platform has {h.n_cores}"
         if job.mem > 0.0:
-            fit = int(np.floor(np.asarray(h.node_memory) / job.mem).clip(max=self._cores_per_node).sum())
+            fit = int(np.minimum(np.floor(np.asarray(h.node_memory) / job.mem), self._cores_per_node).sum())
             if job.res > fit:
                 return (f"requests {job.res} cores with {job.mem:g} MB each, the platform's node memory "
                         f"allows at most {fit} such cores")
@@ -216,7 +216,4 @@ class WorkloadManager:
             return False
         if job.mem <= 0.0:
             return True
-        cap = np.floor(self.state.node_free_mem / job.mem).astype(np.int64)
-        free_per_node = np.bincount(self.hierarchy.core_node[self.state.core_free],
-                                    minlength=self.hierarchy.n_nodes)
-        return int(np.minimum(cap, free_per_node).sum()) >= job.res
+        return int(node_capacity(self.state, job.mem).sum()) >= job.res

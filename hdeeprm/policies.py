@@ -119,10 +119,7 @@ class CoreSelector:
         if job.res > st.n_free:
             return None
         cand = st.candidates(job.mem)
-        if job.mem > 0.0:
-            cap = np.floor(st.node_free_mem / job.mem).astype(np.int64)
-        else:
-            cap = None
+        cap = node_capacity(st, job.mem) if job.mem > 0.0 else None
         if policy == "random":
             return self._random(job, cand, cap)
         if policy in self._static:
@@ -191,6 +188,21 @@ class CoreSelector:
                 if node_left[node] <= 0:
                     cand[h.core_node == node] = False
         return taken
+
+
+def node_capacity(state: ResourceState, mem: float) -> np.ndarray:
+    """How many more cores needing ``mem`` MB each every node can take now.
+
+    Args:
+        state: The resource state.
+        mem: Memory per core in MB, > 0.
+
+    Returns:
+        int64, shape (n_nodes,): min(free memory // mem, free cores of the node).
+    """
+    h = state.hierarchy
+    free_cores = np.bincount(h.core_node[state.core_free], minlength=h.n_nodes)
+    return np.minimum(np.floor(state.node_free_mem / mem), free_cores).astype(np.int64)
 
 
 def _rank_in_group(groups: np.ndarray) -> np.ndarray:
