@@ -109,7 +109,7 @@ class WorkloadManager:
                 continue
             self._switch(self.state.release(job, entry[1], now))
         for job in submitted:
-            reason = self._never_fits(job)
+            reason = self.never_fits(job)
             if reason is None:
                 self.queue.append(job)
             else:
@@ -117,7 +117,12 @@ class WorkloadManager:
                 self.sim.reject_job(job, reason)
         return bool(self.queue) and self.state.n_free > 0 and bool(submitted or completed)
 
-    def _never_fits(self, job: Job) -> str | None:
+    def never_fits(self, job: Job) -> str | None:
+        """Why ``job`` can never run on this platform, or None when it can.
+
+        A job never fits when it asks for more cores than the platform has, or
+        for more memory per core than the nodes can give that many cores.
+        """
         h = self.hierarchy
         if job.res > h.n_cores:
             return f"requests {job.res} cores, the platform has {h.n_cores}"
