@@ -1,0 +1,180 @@
+"""``hdeeprm-workload``: convert SWF traces, show workload statistics, generate traces.
+
+Subcommands::
+
+    hdeeprm-workload convert TRACE.swf[.gz] -o workload.json --nb-cores N --reference-speed FLOPS
+    hdeeprm-workload convert TRACE.swf -o workload.json --platform platform.json
+    hdeeprm-workload stats TRACE.swf[.gz] | workload.json
+    hdeeprm-workload generate -o out.swf --nb-jobs N --nb-cores N --seed S
+
+Errors in the inputs are printed on stderr as ``hdeeprm-workload: error: ...`` and the
+exit code is 2 (as argparse's own usage errors), without a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from hdeeprm.errors import HDeepRMError, OptionsError
+from hdeeprm.workload.convert import (DEFAULT_MEM_BW_CHOICES, format_report, swf_to_workload,
+                                      write_report)
+
+PROG = "hdeeprm-workload"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``hdeeprm-workload`` (exposed for documentation tools)."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n", 1)[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    conv = sub.add_parser("convert", help="SWF trace -> Batsim JSON workload",
+                          description="Convert an SWF trace into a Batsim JSON workload; print "
+                                      "the report of skipped and altered jobs.")
+    conv.add_argument("trace", help="SWF trace (.swf or .swf.gz)")
+    conv.add_argument("-o", "--output", required=True, help="Batsim JSON workload to write")
+    conv.add_argument("--platform", help="HDeepRM platform JSON giving --nb-cores and "
+                      "--reference-speed (explicit flags win)")
+    conv.add_argument("--nb-cores", type=_positive_int, help="cores of the target platform")
+    conv.add_argument("--reference-speed", type=_positive_float,
+                      help="FLOP/s of the reference core (turns trace seconds into FLOP)")
+    conv.add_argument("--nb-jobs", type=_non_negative_int, help="usable jobs to keep (all)")
+    conv.add_argument("--first-job", type=_non_negative_int, default=0,
+                      help="usable jobs to pass over first (0)")
+    conv.add_argument("--time-window", type=float, nargs=2, metavar=("T0", "T1"),
+                      help="keep submit times (SWF field 2, s) in [T0, T1)")
+    conv.add_argument("--actual-work", choices=("runtime", "tsafrir"), default="runtime",
+                      help="actual work: trace run time, or requested time x Tsafrir ratio")
+    conv.add_argument("--profile-type", choices=("parallel_homogeneous", "delay"),
+                      default="parallel_homogeneous", help="Batsim profile type")
+    conv.add_argument("--default-mem", type=float, default=0.0,
+                      help="MB per core for jobs without memory data (0 = unconstrained)")
+    conv.add_argument("--mem-bw-choices", type=float, nargs="+",
+                      default=list(DEFAULT_MEM_BW_CHOICES), metavar="GBPS",
+                      help="memory bandwidth values drawn per job, GB/s per core")
+    conv.add_argument("--seed", type=int, default=0, help="seed of the random draws (0)")
+    conv.add_argument("--name", default="w0", help="workload name (w0)")
+    conv.add_argument("--report", help="also write the report here (.csv or .json); default "
+                      "OUTPUT with the suffix .report.json")
+
+    stats = sub.add_parser("stats", help="statistics of an SWF trace or Batsim JSON workload")
+    stats.add_argument("trace", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
+    stats.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    gen = sub.add_parser("generate", help="synthetic SWF trace (Lublin & Feitelson model)")
+    gen.add_argument("-o", "--output", required=True, help="SWF file to write (.gz compresses)")
+    gen.add_argument("--nb-jobs", type=_non_negative_int, required=True, help="number of jobs")
+    gen.add_argument("--nb-cores", type=_positive_int, required=True, help="machine size")
+    gen.add_argument("--seed", type=int, default=0, help="seed (0)")
+    gen.add_argument("--job-types", action="store_true",
+                     help="batch and interactive job types instead of whole-sample parameters")
+    return parser
+
+
+def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
+    nb_cores, speed = args.nb_cores, args.reference_speed
+    if args.platform and (nb_cores is None or speed is None):
+        from hdeeprm.platform import load_platform
+        platform = load_platform(args.platform)
+        nb_cores = int(platform.n_cores) if nb_cores is None else nb_cores
+        speed = float(platform.reference_speed) if speed is None else speed
+    if nb_cores is None:
+        raise OptionsError("--nb-cores (or --platform) is required")
+    if speed is None:
+        if args.profile_type == "delay":
+            speed = 0.0
+        else:
+            raise OptionsError("--reference-speed (or --platform) is required for "
+                               "parallel_homogeneous profiles")
+    return nb_cores, speed
+
+
+def _convert(args: argparse.Namespace) -> None:
+    from hdeeprm.workload.batsim_json import write_batsim_workload
+    nb_cores, speed = _platform_size(args)
+    workload = swf_to_workload(
+        args.trace, nb_cores=nb_cores, reference_speed=speed, nb_jobs=args.nb_jobs,
+        first_job=args.first_job, time_window=tuple(args.time_window) if args.time_window else None,
+        actual_work=args.actual_work, profile_type=args.profile_type, default_mem=args.default_mem,
+        mem_bw_choices=args.mem_bw_choices, seed=args.seed, name=args.name)
+    write_batsim_workload(workload, args.output, nb_res=nb_cores)
+    report_path = args.report or os.path.splitext(args.output)[0] + ".report.json"
+    write_report(workload.report, report_path)
+    print(f"{args.trace} -> {args.output}: {len(workload)} jobs, {len(workload.profiles)} profiles")
+    print(format_report(workload.report))
+    print(f"report written to {report_path}")
+
+
+def _stats(args: argparse.Namespace) -> None:
+    from hdeeprm.workload.stats import format_stats, trace_stats
+    stats = trace_stats(args.trace)
+    print(json.dumps(stats, indent=2) if args.json else format_stats(stats))
+
+
+def _generate(args: argparse.Namespace) -> None:
+    from hdeeprm.workload.lublin import generate_lublin_swf
+    count = generate_lublin_swf(args.output, args.nb_jobs, args.nb_cores, seed=args.seed,
+                                job_types=args.job_types)
+    print(f"{count} jobs written to {args.output}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hdeeprm-workload``.
+
+    Args:
+        argv: Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns:
+        0 on success, 2 on bad input (message on stderr, no traceback).
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    handlers = {"convert": _convert, "stats": _stats, "generate": _generate}
+    try:
+        handlers[args.command](args)
+    except HDeepRMError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"{PROG}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
