@@ -1,0 +1,176 @@
+"""BatsimSession without sockets: Batsim's message order, replayed against real transcripts."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+
+from hdeeprm.cli.batsim import main as batsim_main
+from hdeeprm.errors import ProtocolError, SimulationError
+from hdeeprm.simulation import protocol as P
+from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.simulation.server import BatsimSession, split_export_prefix
+from hdeeprm.simulation.simgrid_reader import read_simgrid_platform
+from hdeeprm.workload.batsim_json import read_batsim_workload
+from hdeeprm.workload.model import Job, Profile, Workload
+from tests.conftest import GOLDEN
+
+LINE = re.compile(r"\] (Sending|Received) '(.*)'$")
+
+
+def _session(case, platform, workload, energy=True):
+    if not GOLDEN.is_dir():
+        pytest.skip(f"golden data not found at {GOLDEN}")
+    hosts = read_simgrid_platform(GOLDEN / case / platform)
+    wl = read_batsim_workload(GOLDEN / case / workload)
+    return BatsimSession(Engine(hosts, wl, energy=energy), wl, hosts,
+                         workload_path=GOLDEN / case / workload, energy=energy)
+
+
+def _replay(session, transcript, time_tol):
+    """Feed Batsim's recorded replies to the session; every message must match Batsim's."""
+    lines = [LINE.search(x).groups() for x in transcript.read_text().splitlines()]
+    message = session.start()
+    for i in range(0, len(lines), 2):
+        (sent_kind, sent), (recv_kind, received) = lines[i], lines[i + 1]
+        assert (sent_kind, recv_kind) == ("Sending", "Received")
+        now, ours = P.decode_events(message)
+        g_now, gold = P.decode_events(sent)
+        assert abs(now - g_now) <= time_tol, (i, message[:200], sent[:200])
+        assert [type(e) for e in ours] == [type(e) for e in gold], (i, message[:300], sent[:300])
+        for o, g in zip(ours, gold):
+            if isinstance(g, P.SimulationBegins):
+                assert [(r.id, r.name) for r in o.resources] == [(r.id, r.name) for r in g.resources]
+                assert o.profiles["w0"].keys() <= g.profiles["w0"].keys()
+            elif isinstance(g, P.JobSubmitted):
+                assert (o.job_id, o.res, o.profile, o.walltime) == (g.job_id, g.res, g.profile,
+                                                                     g.walltime)
+            elif isinstance(g, P.JobCompleted):
+                assert (o.job_id, o.job_state, o.return_code, o.alloc) == (
+                    g.job_id, g.job_state, g.return_code, g.alloc)
+            else:
+                o.timestamp = g.timestamp = None
+                assert o == g
+        message = session.answer(received)
+    return message
+
+
+def test_energy_micro_whole_exchange_is_batsims():
+    """All 10 messages of the real run: BEGINS alone, NOTIFY alone after the last submission…"""
+    session = _session("energy-micro", "platform.xml", "workload.json")
+    last = _replay(session, GOLDEN / "energy-micro" / "fcfs" / "transcript_head.log", 0.0)
+    assert last is None and session.nb_messages == 10
+
+
+def test_kth2000_fcfs_ideal_first_100_messages_are_batsims():
+    session = _session("kth2000-delay", "platform_ideal.xml", "workload.json")
+    _replay(session, GOLDEN / "kth2000-delay" / "fcfs-ideal" / "transcript_head.log", 0.0)
+    assert session.nb_messages == 101  # 100 replayed + the one that follows
+
+
+def test_hetero_resource_state_changed_comes_in_the_next_message_at_the_same_time():
+    session = _session("hetero-ptask", "platform.xml", "workload.json")
+    _replay(session, GOLDEN / "hetero-ptask" / "pstate-fcfs" / "transcript_head.log", 1e-5)
+
+
+# ---------------------------------------------------------------- hand-made 2-host cases
+HOSTS = [HostSpec("h0", (1e9,), (95.0,), (190.0,)), HostSpec("h1", (1e9,), (95.0,), (190.0,))]
+
+
+def _small(jobs, energy=True):
+    wl = Workload(jobs, nb_res=2)
+    return BatsimSession(Engine(HOSTS, wl, energy=energy), wl, HOSTS, energy=energy)
+
+
+def _reply(now, *events):
+    return P.dumps_message(now, events)
+
+
+def _decode(message):
+    return P.decode_events(message)
+
+
+def test_kill_job_is_acknowledged_by_job_killed_with_progress_and_no_job_completed():
+    d10 = Profile("d10", "delay", delay=10.0)
+    s = _small([Job(0, "a", 0.0, 1, -1.0, d10), Job(1, "b", 4.0, 1, -1.0, d10)])
+    s.start()
+    m = s.answer(_reply(0.0))
+    assert [e.job_id for e in _decode(m)[1]] == ["w0!a"]
+    m = s.answer(_reply(0.0, P.ExecuteJob("w0!a", ProcSet(0))))
+    assert _decode(m)[0] == 4.0  # b's submission (not the last submission yet before it)
+    # message at t=4: submission of b; kill a (40 % done), start b
+    m = s.answer(_reply(4.0, P.KillJob(["w0!a"]), P.ExecuteJob("w0!b", ProcSet(1))))
+    assert _decode(m) == (4.0, [P.Notify(P.NO_MORE_STATIC_JOB, timestamp=4.0)])
+    m = s.answer(_reply(4.0))
+    assert _decode(m) == (4.0, [P.JobKilled(["w0!a"], {"w0!a": ("d10", 0.4)}, timestamp=4.0)])
+    m = s.answer(_reply(4.0))
+    now, events = _decode(m)
+    assert now == 14.0 and [e.job_id for e in events] == ["w0!b"]  # a never JOB_COMPLETED
+    assert _decode(s.answer(_reply(14.0)))[1] == [P.SimulationEnds(14.0)]
+    assert s.answer(_reply(14.0)) is None
+    assert s.engine.state[0].value == "COMPLETED_KILLED"
+
+
+def test_call_me_later_gives_a_requested_call_message_and_query_an_answer():
+    s = _small([Job(0, "a", 0.0, 2, -1.0, Profile("p", "parallel_homogeneous", cpu=2e9))])
+    s.start()
+    s.answer(_reply(0.0))
+    m = s.answer(_reply(0.0, P.ExecuteJob("w0!a", ProcSet((0, 1))), P.CallMeLater(0.5)))
+    assert _decode(m)[1] == [P.Notify(P.NO_MORE_STATIC_JOB, timestamp=0.0)]
+    m = s.answer(_reply(0.0))
+    assert _decode(m) == (0.5, [P.RequestedCall(0.5)])
+    m = s.answer(_reply(0.5, P.Query()))
+    assert _decode(m) == (0.5, [P.Answer(190.0, timestamp=0.5)])  # 2 hosts x 190 W x 0.5 s
+    m = s.answer(_reply(0.5))
+    assert [(e.job_id, e.job_state) for e in _decode(m)[1]] == [("w0!a", "COMPLETED_SUCCESSFULLY")]
+    assert _decode(m)[0] == 2.0
+
+
+def test_bad_replies_are_named():
+    d1 = Profile("d1", "delay", delay=1.0)
+    s = _small([Job(0, "a", 0.0, 1, -1.0, d1)], energy=False)
+    s.start()
+    s.answer(_reply(0.0))
+    with pytest.raises(ProtocolError, match="EXECUTE_JOB names job 'w0!zz', which is not in "
+                                            "workload 'w0'"):
+        s.answer(_reply(0.0, P.ExecuteJob("w0!zz", ProcSet(0))))
+    with pytest.raises(ProtocolError, match=r"QUERY consumed_energy needs energy simulation "
+                                            r"\(start the server with -E\)"):
+        s.answer(_reply(0.0, P.Query()))
+    with pytest.raises(ProtocolError, match="event type 'REGISTER_JOB' is not supported"):
+        s.answer(json.dumps({"now": 0.0, "events": [
+            {"timestamp": 0.0, "type": "REGISTER_JOB", "data": {"job_id": "w0!x"}}]}))
+
+
+def test_jobs_left_waiting_forever_are_reported():
+    s = _small([Job(0, "a", 0.0, 1, -1.0, Profile("d1", "delay", delay=1.0))])
+    s.start()
+    s.answer(_reply(0.0))                  # JOB_SUBMITTED, scheduler does nothing
+    s.answer(_reply(0.0))                  # NOTIFY
+    with pytest.raises(SimulationError, match=r"no event left but 1 job\(s\) never finished "
+                                              r"\(first: 'w0!a', 1 resources\)"):
+        s.answer(_reply(0.0))
+
+
+def test_export_prefix_is_split_like_batsims():
+    assert split_export_prefix("runs/a/out") == (Path("runs/a"), "out")
+    assert split_export_prefix("out") == (Path("."), "out")
+    assert split_export_prefix("runs/b/") == (Path("runs/b"), "out")
+
+
+def test_cli_rejects_unsupported_profiles_and_bad_options(tmp_path, capsys):
+    if not GOLDEN.is_dir():
+        pytest.skip(f"golden data not found at {GOLDEN}")
+    case = GOLDEN / "small-mixed"
+    code = batsim_main(["-p", str(case / "small_platform.xml"), "-w",
+                        str(case / "test_various_profile_types.json"), "-e", str(tmp_path / "out")])
+    assert code == 2
+    assert "hdeeprm-batsim: error:" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        batsim_main(["-p", "x.xml", "-w", "a.json", "-w", "b.json"])
+    assert exit_.value.code == 2
+    assert "exactly one -w workload is supported, got 2" in capsys.readouterr().err
