@@ -1,0 +1,140 @@
+"""Checkpoints of learning agents: state dicts plus a small manifest, written atomically.
+
+Format (``FORMAT_VERSION`` 1): one file written with :func:`torch.save`
+holding a dict of plain types and tensors only, so it loads with
+``torch.load(..., weights_only=True)`` (no pickled code is executed)::
+
+    {
+      "manifest": {
+        "format": "hdeeprm-checkpoint",
+        "format_version": 1,
+        "hdeeprm_version": "0.3.0",
+        "torch_version": "2.13.0+cpu",
+        "agent_class": "REINFORCEAgent",
+        "observation_size": 21,
+        "action_size": 5,
+        "extra": {...}                      # e.g. gamma, hidden, lr, episodes trained
+      },
+      "model_state_dict": {...},            # nn.Module.state_dict()
+      "optimizer_state_dict": {...} | None  # torch.optim.Optimizer.state_dict()
+    }
+
+The file is first written to a temporary file in the same folder, then moved
+into place with :func:`os.replace`, so an interrupted save never leaves a
+truncated checkpoint behind.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hdeeprm import __version__
+from hdeeprm.errors import AgentError
+
+#: Identifies HDeepRM checkpoint files.
+FORMAT = "hdeeprm-checkpoint"
+#: Version of the layout described in the module docstring.
+FORMAT_VERSION = 1
+
+
+def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict | None, *,
+                    agent_class: str, observation_size: int, action_size: int,
+                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write a checkpoint atomically (temporary file + :func:`os.replace`).
+
+    Args:
+        path: Destination file (its folder is created if needed).
+        model_state: ``module.state_dict()``.
+        optimizer_state: ``optimizer.state_dict()``, or None.
+        agent_class: Name of the agent's class (informative).
+        observation_size: Length of the observations the model takes.
+        action_size: Number of actions the model chooses among.
+        extra: More plain-JSON facts to keep in the manifest.
+
+    Returns:
+        The manifest written.
+    """
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "hdeeprm_version": __version__,
+                "torch_version": torch.__version__, "agent_class": agent_class,
+                "observation_size": int(observation_size), "action_size": int(action_size),
+                "extra": dict(extra or {})}
+    payload = {"manifest": manifest, "model_state_dict": model_state, "optimizer_state_dict": optimizer_state}
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return manifest
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint`.
+
+    Returns:
+        The dict of the module docstring (``manifest``, ``model_state_dict``,
+        ``optimizer_state_dict``).
+
+    Raises:
+        AgentError: missing or unreadable file, not an HDeepRM checkpoint, or a newer format.
+    """
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise AgentError(f"checkpoint not found ({path})")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise AgentError(f"cannot read checkpoint: {type(exc).__name__}: {exc} ({path})") from None
+    manifest = data.get("manifest") if isinstance(data, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise AgentError(f"not an HDeepRM checkpoint (no '{FORMAT}' manifest) ({path})")
+    if manifest.get("format_version", 0) > FORMAT_VERSION:
+        raise AgentError(f"checkpoint format_version must be <= {FORMAT_VERSION}, got "
+                         f"{manifest.get('format_version')} (written by HDeepRM "
+                         f"{manifest.get('hdeeprm_version')}) ({path})")
+    return data
+
+
+def check_compatible(data: dict[str, Any], model_state: dict, *, observation_size: int, action_size: int,
+                     path: str | Path) -> None:
+    """Check a loaded checkpoint against the model it is loaded into.
+
+    Args:
+        data: What :func:`load_checkpoint` returned.
+        model_state: The receiving model's ``state_dict()``.
+        observation_size: The receiving agent's observation length.
+        action_size: The receiving agent's number of actions.
+        path: The checkpoint file (for messages).
+
+    Raises:
+        AgentError: different observation or action sizes, missing/unexpected
+            parameters, or a parameter of another shape; the message names both shapes.
+    """
+    m = data["manifest"]
+    if m["observation_size"] != observation_size or m["action_size"] != action_size:
+        raise AgentError(f"checkpoint is for observation size {m['observation_size']} and {m['action_size']} "
+                         f"actions, the agent has observation size {observation_size} and {action_size} "
+                         f"actions ({path})")
+    saved = data["model_state_dict"]
+    missing = sorted(set(model_state) - set(saved))
+    unexpected = sorted(set(saved) - set(model_state))
+    if missing or unexpected:
+        raise AgentError(f"checkpoint parameters differ from the agent's: missing {missing}, unexpected "
+                         f"{unexpected} ({path})")
+    for key, tensor in model_state.items():
+        theirs = tuple(saved[key].shape)
+        ours = tuple(tensor.shape)
+        if theirs != ours:
+            raise AgentError(f"checkpoint parameter '{key}' has shape {theirs}, the agent's has shape {ours} "
+                             f"({path})")

@@ -1,0 +1,269 @@
+"""The Gymnasium environment of HDeepRM: workload management as a sequential decision problem.
+
+Importing this module registers ``"hdeeprm/HDeepRM-v0"``::
+
+    import gymnasium
+    import hdeeprm.environment  # noqa: F401  (registers the id)
+    env = gymnasium.make("hdeeprm/HDeepRM-v0", options="examples/learning/learning.json")
+    # or, without the import: gymnasium.make("hdeeprm.environment:hdeeprm/HDeepRM-v0", ...)
+
+(Gymnasium 1.x no longer loads the ``gymnasium.envs`` entry point that
+``setup.py`` declares; :func:`register_envs` is what it names, for older
+versions and for explicit calls.)
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from hdeeprm.episode import Episode
+from hdeeprm.errors import OptionsError
+from hdeeprm.observation import make_observer
+from hdeeprm.options import Options, load_options
+from hdeeprm.policies import VOID, action_index, parse_policy_pair
+from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.reward import make_reward
+from hdeeprm.workload.model import Workload
+
+#: Id under which :class:`HDeepRMEnv` is registered.
+ENV_ID = "hdeeprm/HDeepRM-v0"
+
+
+def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> list[int] | None:
+    """Action set from full indices or ``"job-core"`` policy-pair names (+ void)."""
+    if actions is None:
+        return None if void is None else list(range(VOID)) + ([VOID] if void else [])
+    out = []
+    for a in actions:
+        if isinstance(a, str):
+            out.append(VOID if a == "void" else action_index(*parse_policy_pair(a)))
+        else:
+            a = int(a)
+            if not 0 <= a <= VOID:
+                raise OptionsError(f"actions must be in [0, {VOID}] (36 = void), got {a}")
+            out.append(a)
+    if void and VOID not in out:
+        out.append(VOID)
+    if not out:
+        raise OptionsError("actions must name at least one action, got none")
+    return out
+
+
+class HDeepRMEnv(gymnasium.Env):
+    """Workload management on a heterogeneous cluster (HDeepRM, Herrera et al. 2019).
+
+    A trace of jobs is replayed on a platform by the embedded Batsim-compatible
+    engine. At every decision point (a batch of same-time events submitted or
+    completed a job, the queue is not empty and a core is free) the agent picks
+    a *policy pair*: a job-selection policy that orders the queue and a
+    core-selection policy that places each job. Queued jobs are started in that
+    order until the first that does not fit (DESIGN section 5).
+
+    ## Action Space
+
+    ``Discrete(n)``: the position in the action set (``options.actions``; by
+    default the 36 pairs). Full action index = 6 × job + core:
+
+    =====  ==============  =====  =============
+    job    policy          core   policy
+    =====  ==============  =====  =============
+    0      random          0      random
+    1      first           1      high_gflops
+    2      shortest        2      high_cores
+    3      smallest        3      high_mem
+    4      low_mem         4      high_mem_bw
+    5      low_mem_bw      5      low_power
+    =====  ==============  =====  =============
+
+    36 is the void action (start nothing, wait for the next event) when enabled;
+    it is masked (and replaced by the first pair) when waiting would last forever.
+    ``info["action_mask"]`` (bool, shape (n,)) tells which actions start at
+    least one job now; :meth:`action_masks` returns the same (sb3-contrib's
+    MaskablePPO reads it).
+
+    ## Observation Space
+
+    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.observation`:
+
+    ======================================  ==========================  ========
+    part (type)                             meaning                     range
+    ======================================  ==========================  ========
+    n_nodes (normal, small)                 free memory / node memory   [0, 1]
+    n_processors (normal, small)            1 − used / offered GB/s     [0, 1]
+    3 × n_cores (normal), per core          speed / G, power / P,       [0, 1]
+                                            remaining work fraction
+    20 (all)                                min, p25, median, p75, max  [0, 1]
+                                            of requested time (s),
+                                            cores, MB, GB/s of pending
+                                            jobs / workload p99
+    1 (all)                                 queue variation (0.5 = no   [0, 1]
+                                            change)
+    ======================================  ==========================  ========
+
+    ## Rewards
+
+    After each action, from the state it leads to (:mod:`hdeeprm.reward`):
+    ``avg_job_slowdown`` −Σ 1/requested time (1/s) of pending and running jobs;
+    ``avg_job_completion`` −(pending + running); ``avg_utilization`` busy cores;
+    ``makespan`` Σ current GFLOP/s; ``energy_consumption`` −Σ current W;
+    ``edp`` −(P/P_max)·(S_max/S)² (energy-delay product per unit of work).
+
+    ## Starting State
+
+    ``reset`` starts a new simulation of the whole workload at t = 0 (every core
+    idle in pstate P3) and runs it to the first decision. The random policies
+    are seeded from ``reset(seed=...)`` (else from the environment's generator).
+
+    ## Episode End
+
+    ``terminated``: the workload is drained (no event left). ``truncated``:
+    ``max_steps`` decisions were taken (when set). The final ``info`` holds the
+    metrics summary (``info["metrics"]``, :func:`hdeeprm.metrics.summarize`).
+
+    ## Arguments
+
+    Args:
+        options: An :class:`~hdeeprm.options.Options`, or the path of an options
+            file (the ``hdeeprm-launch`` schema), or None.
+        platform: HDeepRM platform JSON path or a :class:`ResourceHierarchy`
+            (overrides the options').
+        workload: SWF / Batsim JSON path or a :class:`Workload` (overrides the options').
+        objective: Reward objective (overrides the options'; default avg_job_slowdown).
+        observation: ``normal``, ``small`` or ``minimal``.
+        actions: Action set: full indices 0…36 or ``"job-core"`` names (``"void"`` for 36).
+        void: Append the void action.
+        queue_sensitivity: s of the queue variation (> 0).
+        seed: Seed of the workload conversion (SWF) and default episode seed.
+        nb_jobs: Jobs taken from the trace.
+        max_steps: Decisions after which an episode is truncated (None = never).
+
+    Raises:
+        OptionsError: invalid or missing options (platform, workload, names).
+
+    ## Version History
+
+    * v0: first version (HDeepRM 0.3): HDeepRM's observations and rewards, the
+      six objectives (``avg_utilization`` and ``edp`` fixed), ``action_mask`` in info.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, options: Options | str | Path | None = None, *,
+                 platform: str | Path | ResourceHierarchy | None = None,
+                 workload: str | Path | Workload | None = None, objective: str | None = None,
+                 observation: str | None = None, actions: Sequence[int | str] | None = None,
+                 void: bool | None = None, queue_sensitivity: float | None = None, seed: int | None = None,
+                 nb_jobs: int | None = None, max_steps: int | None = None) -> None:
+        if options is None:
+            options = Options()
+        elif not isinstance(options, Options):
+            options = load_options(options)
+        else:
+            options = Options(**options.to_dict())
+        for name, value in (("objective", objective), ("observation", observation),
+                            ("queue_sensitivity", queue_sensitivity), ("seed", seed), ("nb_jobs", nb_jobs)):
+            if value is not None:
+                setattr(options, name, value)
+        acts = _resolve_actions(actions, void)
+        if acts is not None:
+            options.actions = acts
+        if isinstance(platform, (str, Path)):
+            options.platform_file_path = str(platform)
+        if isinstance(workload, (str, Path)):
+            options.workload_file_path = str(workload)
+        if max_steps is not None and max_steps < 1:
+            raise OptionsError(f"max_steps must be >= 1, got {max_steps}")
+        self.options = options
+        self.max_steps = max_steps
+        if isinstance(platform, ResourceHierarchy):
+            self.hierarchy = platform
+        else:
+            from hdeeprm.launch import build_platform
+
+            self.hierarchy = build_platform(options)
+        if isinstance(workload, Workload):
+            self.workload = workload
+        else:
+            from hdeeprm.launch import build_workload
+
+            self.workload = build_workload(options, self.hierarchy)
+        self.observer = make_observer(options.observation, self.hierarchy, self.workload,
+                                      options.queue_sensitivity)
+        self.reward_fn = make_reward(options.objective)
+        self.action_space = spaces.Discrete(len(options.actions))
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(self.observer.size,), dtype=np.float32)
+        self.episode: Episode | None = None
+        self.steps = 0
+        self._decision = False
+
+    # ---------------------------------------------------------------- gym API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start a new simulation and run it to the first decision.
+
+        Args:
+            seed: Seeds the environment's generator, which seeds the random policies.
+            options: Unused (accepted for the Gymnasium API).
+
+        Returns:
+            ``(observation, info)``: float32 (size,), and a dict with ``action_mask``,
+            ``time`` (s), ``queue`` (pending jobs) and ``jobs_ended``.
+        """
+        super().reset(seed=seed)
+        episode_seed = int(self.np_random.integers(2**31 - 1))
+        self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
+                               record=False)
+        self.steps = 0
+        self._decision = self.episode.advance()
+        return self.observer(self.episode), self._info()
+
+    def step(self, action):
+        """Apply a policy pair and run the simulation to the next decision.
+
+        Args:
+            action: Position in the action set, int in [0, n).
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``; see the class docstring.
+
+        Raises:
+            gymnasium.error.ResetNeeded: ``step`` before ``reset``.
+            AgentError: ``action`` out of range.
+        """
+        ep = self.episode
+        if ep is None:
+            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        if not self._decision:  # the episode had no decision left (e.g. every job rejected)
+            return self.observer(ep), 0.0, True, False, self._info()
+        ep.apply(int(action))
+        reward = float(self.reward_fn(ep))
+        self.steps += 1
+        self._decision = ep.advance()
+        terminated = not self._decision
+        truncated = (not terminated) and self.max_steps is not None and self.steps >= self.max_steps
+        return self.observer(ep), reward, terminated, truncated, self._info()
+
+    def _info(self) -> dict[str, Any]:
+        ep = self.episode
+        info = {"action_mask": ep.manager.action_mask(), "time": ep.engine.now, "queue": len(ep.manager.queue),
+                "jobs_ended": ep.jobs_ended}
+        if not self._decision:
+            info["metrics"] = ep.metrics()
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Which actions start at least one job now, bool (n,) (sb3-contrib MaskablePPO)."""
+        return self.episode.manager.action_mask()
+
+
+def register_envs() -> None:
+    """Register :data:`ENV_ID` with Gymnasium (idempotent)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="hdeeprm.environment:HDeepRMEnv")
+
+
+register_envs()

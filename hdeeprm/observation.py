@@ -1,0 +1,245 @@
+"""Observations of the workload manager's state (HDeepRM's definitions, DESIGN section 6).
+
+An observation is a float32 vector in [0, 1] built from the heterogeneity
+layer (:class:`~hdeeprm.contention.ResourceState`), the engine (job progress)
+and the queue of pending jobs. Three types, from the original HDeepRM
+(Herrera et al. 2019):
+
+``normal``
+    ``[node free memory fraction] * n_nodes``,
+    ``[processor remaining bandwidth fraction] * n_processors``,
+    ``[speed / G, power / P, remaining work fraction] * n_cores`` (interleaved
+    core by core), then the 21 queue values.
+``small``
+    ``normal`` without the per-core values.
+``minimal``
+    the 21 queue values only.
+
+The **21 queue values**: for the requested time (s), the requested cores, the
+memory per core (MB) and the memory bandwidth per core (GB/s) of the pending
+jobs, in that order, the minimum, 25th percentile, median, 75th percentile and
+maximum (numpy's default "linear" percentile method), each divided by the 99th
+percentile of that quantity over the whole workload and clipped to [0, 1]
+(20 values); then the **queue variation** with sensitivity ``s``:
+
+* 1.0 when the queue was empty at the previous decision and now is not;
+* 0.5 when it was and is empty (no change); 0.0 when it emptied;
+* else ``clip(((now − before) / min(now, before) + s) / (2 s), 0, 1)``,
+
+where *before* is the queue length at the previous decision
+(:attr:`WorkloadManager.queue_before`). With an empty queue the 20 order
+statistics are 0.
+
+Speed and power factors per pstate come from :mod:`hdeeprm.resources`
+(:data:`~hdeeprm.resources.PSTATE_SPEED_FACTORS`,
+:data:`~hdeeprm.resources.PSTATE_POWER_FACTORS`), the same table the engine
+uses for energy. A requested time that is unknown (≤ 0 and no walltime) counts
+as 0 s; a 99th percentile of 0 (e.g. no job requests memory) leaves that
+quantity unscaled, so its values are all 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hdeeprm.errors import OptionsError
+from hdeeprm.options import OBSERVATIONS
+from hdeeprm.policies import suggest
+from hdeeprm.resources import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
+from hdeeprm.workload.model import Workload
+
+#: Number of queue values at the end of every observation.
+N_QUEUE_VALUES = 21
+#: Percentiles of the pending jobs' quantities in the queue values, as fractions.
+QUEUE_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: Percentile of a quantity over the workload that scales its queue values.
+NORMALISER_PERCENTILE = 99.0
+
+_SPEED = np.asarray(PSTATE_SPEED_FACTORS, dtype=np.float32)
+_POWER = np.asarray(PSTATE_POWER_FACTORS, dtype=np.float32)
+
+
+def requested_times(workload: Workload) -> np.ndarray:
+    """The requested time the scheduler sees for every job, in seconds.
+
+    ``job.requested_time`` (SWF field 9) when positive, else the walltime when
+    positive, else 0 (unknown).
+
+    Returns:
+        float64, shape (n_jobs,), by job index.
+    """
+    out = np.empty(len(workload.jobs), dtype=np.float64)
+    for i, job in enumerate(workload.jobs):
+        rt = job.requested_time
+        if rt <= 0.0:
+            rt = job.walltime if job.walltime > 0.0 else 0.0
+        out[i] = rt
+    return out
+
+
+def job_quantities(workload: Workload) -> np.ndarray:
+    """Requested time (s), cores, memory per core (MB), bandwidth per core (GB/s) of every job.
+
+    Returns:
+        float64, shape (n_jobs, 4), by job index.
+    """
+    q = np.empty((len(workload.jobs), 4), dtype=np.float64)
+    q[:, 0] = requested_times(workload)
+    for i, job in enumerate(workload.jobs):
+        q[i, 1] = job.res
+        q[i, 2] = job.mem
+        q[i, 3] = job.mem_bw
+    return q
+
+
+def queue_normalisers(workload: Workload) -> np.ndarray:
+    """99th percentile over the workload of each queue quantity (1.0 where it is 0).
+
+    Returns:
+        float64, shape (4,): seconds, cores, MB, GB/s.
+    """
+    q = job_quantities(workload)
+    if q.shape[0] == 0:
+        return np.ones(4)
+    p = np.percentile(q, NORMALISER_PERCENTILE, axis=0)
+    return np.where(p > 0.0, p, 1.0)
+
+
+def queue_variation(now: int, before: int, sensitivity: float) -> float:
+    """The queue-variation observation (see the module docstring).
+
+    Args:
+        now: Pending jobs now.
+        before: Pending jobs at the previous decision.
+        sensitivity: s > 0; a relative change of ±s maps to 1 / 0.
+
+    Returns:
+        A value in [0, 1]; 0.5 means no change.
+    """
+    if before == 0:
+        return 1.0 if now > 0 else 0.5
+    if now == 0:
+        return 0.0
+    v = ((now - before) / min(now, before) + sensitivity) / (2.0 * sensitivity)
+    return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+
+
+class Observer:
+    """Builds the observation of an :class:`~hdeeprm.episode.Episode` (callable).
+
+    The per-workload scaling (99th percentiles) and the per-platform tables are
+    computed once here; a call costs one sort of the queue's (n, 4) quantities.
+
+    Args:
+        kind: ``"normal"``, ``"small"`` or ``"minimal"``.
+        hierarchy: The platform.
+        workload: The workload (its jobs' indices key the quantity table).
+        queue_sensitivity: s of the queue variation, > 0.
+
+    Attributes:
+        size: Length of the observation vector.
+        kind: The observation type.
+
+    Raises:
+        OptionsError: unknown ``kind`` (lists the valid ones) or ``queue_sensitivity`` ≤ 0.
+    """
+
+    def __init__(self, kind: str, hierarchy: ResourceHierarchy, workload: Workload,
+                 queue_sensitivity: float = 0.05) -> None:
+        if kind not in OBSERVATIONS:
+            raise OptionsError(f"unknown observation type '{kind}' ({suggest(kind, OBSERVATIONS)})")
+        if not queue_sensitivity > 0.0:
+            raise OptionsError(f"queue_sensitivity must be > 0, got {queue_sensitivity}")
+        self.kind = kind
+        self.hierarchy = h = hierarchy
+        self.sensitivity = float(queue_sensitivity)
+        self._scaled = job_quantities(workload) / queue_normalisers(workload)
+        n_res = 0
+        if kind != "minimal":
+            n_res = h.n_nodes + h.n_processors
+            mem = np.asarray(h.node_memory, dtype=np.float64)
+            bw = np.asarray(h.processor_mem_bw, dtype=np.float64)
+            self._inv_mem = np.where(np.isfinite(mem) & (mem > 0), 1.0 / np.where(mem > 0, mem, 1.0), 0.0)
+            self._mem_unbounded = ~(np.isfinite(mem) & (mem > 0))
+            self._inv_bw = np.where(np.isfinite(bw) & (bw > 0), 1.0 / np.where(bw > 0, bw, 1.0), 0.0)
+            self._bw_unbounded = ~(np.isfinite(bw) & (bw > 0))
+        if kind == "normal":
+            n_res += 3 * h.n_cores
+        self._n_res = n_res
+        self.size = n_res + N_QUEUE_VALUES
+        self._interp: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _positions(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Lower/upper ranks and weights of :data:`QUEUE_QUANTILES` in a sorted array of n."""
+        pos = self._interp.get(n)
+        if pos is None:
+            x = np.asarray(QUEUE_QUANTILES) * (n - 1)
+            lo = np.floor(x).astype(np.intp)
+            hi = np.minimum(lo + 1, n - 1)
+            pos = self._interp[n] = (lo, hi, (x - lo)[:, None])
+        return pos
+
+    def queue_values(self, queue, before: int, out: np.ndarray) -> None:
+        """Write the 21 queue values of ``queue`` into ``out`` (float32, shape (21,))."""
+        n = len(queue)
+        if n == 0:
+            out[:20] = 0.0
+        else:
+            if n == 1:
+                stats = np.broadcast_to(self._scaled[queue[0].index], (5, 4))
+            else:
+                idx = np.fromiter([j.index for j in queue], dtype=np.intp, count=n)
+                v = self._scaled[idx]
+                v.sort(axis=0)
+                lo, hi, w = self._positions(n)
+                a = v[lo]
+                stats = a + (v[hi] - a) * w
+            np.clip(stats.T, 0.0, 1.0, out=out[:20].reshape(4, 5))
+        out[20] = queue_variation(n, before, self.sensitivity)
+
+    def __call__(self, episode) -> np.ndarray:
+        """The observation of ``episode`` now.
+
+        Args:
+            episode: An :class:`~hdeeprm.episode.Episode` (uses its manager, state and engine).
+
+        Returns:
+            float32, shape (size,), every value in [0, 1].
+        """
+        manager = episode.manager
+        out = np.empty(self.size, dtype=np.float32)
+        if self._n_res:
+            self._resources(episode, out)
+        self.queue_values(manager.queue, manager.queue_before, out[self._n_res:])
+        return out
+
+    def _resources(self, episode, out: np.ndarray) -> None:
+        h, st = self.hierarchy, episode.manager.state
+        nn, npr = h.n_nodes, h.n_processors
+        mem = st.node_free_mem * self._inv_mem
+        mem[self._mem_unbounded] = 1.0
+        np.clip(mem, 0.0, 1.0, out=out[:nn])
+        bw = 1.0 - st.processor_used_bw * self._inv_bw
+        bw[self._bw_unbounded] = 1.0
+        np.clip(bw, 0.0, 1.0, out=out[nn:nn + npr])
+        if self.kind != "normal":
+            return
+        cores = out[nn + npr:nn + npr + 3 * h.n_cores].reshape(h.n_cores, 3)
+        pstate = st.core_pstate
+        cores[:, 0] = _SPEED[pstate]
+        cores[:, 1] = _POWER[pstate]
+        cores[:, 2] = 0.0
+        engine = episode.engine
+        for job, job_cores in episode.manager.running.values():
+            cores[job_cores, 2] = 1.0 - engine.progress(job)
+
+
+def make_observer(kind: str, hierarchy: ResourceHierarchy, workload: Workload,
+                  queue_sensitivity: float = 0.05) -> Observer:
+    """The observation builder ``observer(episode) -> np.ndarray`` (float32, shape (observer.size,)).
+
+    See :class:`Observer` and the module docstring.
+
+    Raises:
+        OptionsError: unknown ``kind`` or ``queue_sensitivity`` ≤ 0.
+    """
+    return Observer(kind, hierarchy, workload, queue_sensitivity)
