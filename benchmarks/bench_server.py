@@ -1,0 +1,65 @@
+"""Throughput of the Batsim-protocol server path: pybatsim's EASY against ``hdeeprm-batsim``.
+
+Runs ``pybatsim easyBackfill`` (a separate process, as users run it) against
+``hdeeprm-batsim`` on the golden kth2000-delay workload with the ideal platform,
+and prints jobs per wall-clock second of the whole exchange.
+
+Usage::
+
+    python benchmarks/bench_server.py [--shared ../shared] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hdeeprm.simulation.pybatsim_adapter import free_loopback_port
+
+
+def run_once(case: Path, outdir: Path) -> float:
+    """Wall-clock seconds of one EASY run of kth2000-delay (ideal platform, -E)."""
+    endpoint = f"tcp://127.0.0.1:{free_loopback_port()}"
+    with open(outdir / "sched.log", "wb") as log:
+        sched = subprocess.Popen(["pybatsim", "easyBackfill", "-v", "warning", "-t", "60000",
+                                  "-s", endpoint], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        t0 = time.perf_counter()
+        subprocess.run(["hdeeprm-batsim", "-p", str(case / "platform_ideal.xml"), "-w",
+                        str(case / "workload.json"), "-s", endpoint, "-e", str(outdir / "out"),
+                        "-E", "-v", "quiet", "--timeout", "60"], check=True)
+        elapsed = time.perf_counter() - t0
+        sched.wait(timeout=30)
+    finally:
+        if sched.poll() is None:
+            sched.kill()
+            sched.wait()
+    return elapsed
+
+
+def main() -> int:
+    """Run the benchmark and print the figure."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shared", default=os.environ.get("HDEEPRM_SHARED",
+                                                      Path(__file__).resolve().parents[2] / "shared"))
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    case = Path(args.shared) / "batsim-golden" / "kth2000-delay"
+    n_jobs = 2000
+    times = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            times.append(run_once(case, Path(tmp)))
+    best = min(times)
+    print(f"kth2000-delay easy-ideal via hdeeprm-batsim + pybatsim easyBackfill: {n_jobs} jobs, "
+          f"best of {args.repeat}: {best:.2f} s = {n_jobs / best:.0f} jobs/s "
+          f"(all: {', '.join(f'{t:.2f}' for t in times)} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
