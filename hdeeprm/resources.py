@@ -330,17 +330,19 @@ class ResourceHierarchy:
 
         Returns:
             float64 array of shape (n_cores, N_PSTATES): G x PSTATE_SPEED_FACTORS
-            (0 for the idle pstates P2 and P3).
+            (0 for the idle pstates P2 and P3), rounded to 12 significant digits.
         """
-        return np.outer(self.core_speed, np.asarray(PSTATE_SPEED_FACTORS))
+        return _round_significant(np.outer(self.core_speed, np.asarray(PSTATE_SPEED_FACTORS)))
 
     def pstate_powers(self) -> np.ndarray:
         """Power of every core in every pstate, in watts.
 
         Returns:
-            float64 array of shape (n_cores, N_PSTATES): P x PSTATE_POWER_FACTORS.
+            float64 array of shape (n_cores, N_PSTATES): P x PSTATE_POWER_FACTORS, rounded to
+            12 significant digits (so that 0.05 x 9.5 W is 0.475 W, not 0.47500000000000003 W,
+            in the engine and in the exported XML alike).
         """
-        return np.outer(self.core_power, np.asarray(PSTATE_POWER_FACTORS))
+        return _round_significant(np.outer(self.core_power, np.asarray(PSTATE_POWER_FACTORS)))
 
     def host_specs(self) -> list[HostSpec]:
         """One SimGrid host per core, in core order, with the four pstates of this module.
@@ -415,6 +417,16 @@ def _totals(h: ResourceHierarchy, nodes: slice, n_clusters: int) -> dict[str, fl
         "max_power_w": float(h.core_power[c0:c1].sum()),
         "memory_gb": float(h.node_memory[n_first:n_last].sum()) / 1024.0,
     }
+
+
+def _round_significant(values: np.ndarray, digits: int = 12) -> np.ndarray:
+    """Round every element to ``digits`` significant decimal digits (zeros and non-finite values kept)."""
+    out = values.astype(np.float64, copy=True)
+    mask = np.isfinite(out) & (out != 0)
+    if mask.any():
+        scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(out[mask]))))
+        out[mask] = np.round(out[mask] * scale) / scale
+    return out
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:

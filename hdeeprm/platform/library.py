@@ -118,11 +118,18 @@ def parse_latency(value: Any, what: str, path: str | None = None, line: int | No
 
 
 def closest(name: str, candidates: Iterable[str]) -> str | None:
-    """The candidate closest to ``name`` (case-insensitive match first, then ``difflib``), or None."""
+    """The candidate closest to ``name``, or None.
+
+    Tried in order: a case-insensitive equal name, the first (sorted) name that
+    starts with ``name``, then ``difflib``'s closest match (ratio >= 0.6).
+    """
     pool = list(candidates)
     lowered = {c.lower(): c for c in pool}
     if name.lower() in lowered:
         return lowered[name.lower()]
+    prefixed = sorted(c for c in pool if name and c.lower().startswith(name.lower()))
+    if prefixed:
+        return prefixed[0]
     found = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -141,6 +148,10 @@ def read_json(path: str | Path, what: str) -> Any:
         PlatformError: ``"cannot read <what>: <reason> (<path>)"`` or
             ``"malformed JSON: <reason> at column <c> (<path>:<line>)"``.
     """
+    return _read_json_text(path, what)[0]
+
+
+def _read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -148,7 +159,7 @@ def read_json(path: str | Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise PlatformError(f"cannot read {what}: not UTF-8 text ({exc.reason})", str(path)) from None
     try:
-        return json.loads(text)
+        return json.loads(text), text
     except json.JSONDecodeError as exc:
         raise PlatformError(f"malformed JSON: {exc.msg} at column {exc.colno}", str(path), exc.lineno) from None
 
@@ -236,10 +247,9 @@ class TypeLibrary:
 
     def _add_file(self, path: str | Path) -> None:
         spath = str(path)
-        data = read_json(path, "type library")
+        data, text = _read_json_text(path, "type library")
         if not isinstance(data, dict):
             raise PlatformError(f"a type library must be a JSON object, got {type(data).__name__}", spath)
-        text = Path(path).read_text(encoding="utf-8")
         self.files.append(spath)
         if any(key in _GROUPS for key in data):
             for group, entries in data.items():

@@ -27,6 +27,7 @@ global backbone those of ``global_links`` (clusters without links stay ideal).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,13 +53,15 @@ def fmt_number(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+@functools.lru_cache(maxsize=4096)
 def speed_attribute(speeds: Sequence[float]) -> str:
-    """SimGrid ``speed`` attribute: one ``<FLOP/s>f`` per pstate, comma-separated."""
+    """SimGrid ``speed`` attribute: one ``<FLOP/s>f`` per pstate, comma-separated (``speeds`` a tuple, cached)."""
     return ",".join(f"{fmt_number(s)}f" for s in speeds)
 
 
+@functools.lru_cache(maxsize=4096)
 def wattage_attribute(idle: Sequence[float], computing: Sequence[float]) -> str:
-    """SimGrid >= 3.28 ``wattage_per_state`` value: one ``Idle:AllCores`` pair (W) per pstate, comma-separated."""
+    """SimGrid >= 3.28 ``wattage_per_state``: one ``Idle:AllCores`` pair (W) per pstate, comma-separated (tuples, cached)."""
     return ",".join(f"{fmt_number(i)}:{fmt_number(c)}" for i, c in zip(idle, computing))
 
 
