@@ -150,7 +150,7 @@ def trace_stats(path: str | os.PathLike) -> dict:
 
 
 def _fmt(value: float) -> str:
-    if isinstance(value, int) or (math.isfinite(value) and value.is_integer() and abs(value) < 1e15):
+    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e9:
         return f"{int(value)}"
     return f"{value:.6g}"
 
@@ -171,9 +171,9 @@ def format_stats(stats: dict) -> str:
     lines = [f"{stats['source']} ({stats['format']}): {stats['jobs']} jobs{extra}"]
     names = list(stats["distributions"])
     width = max((len(n) for n in names), default=10)
-    lines.append(" " * width + "".join(f"{k:>12}" for k in SUMMARY_KEYS))
+    lines.append(" " * width + "".join(f" {k:>11}" for k in SUMMARY_KEYS))
     for name in names:
         summary = stats["distributions"][name]
         cells = [_fmt(summary[k]) if k in summary else "-" for k in SUMMARY_KEYS]
-        lines.append(f"{name:<{width}}" + "".join(f"{c:>12}" for c in cells))
+        lines.append(f"{name:<{width}}" + "".join(f" {c:>11}" for c in cells))
     return "\n".join(lines)

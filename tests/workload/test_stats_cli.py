@@ -1,0 +1,137 @@
+"""Workload statistics and the ``hdeeprm-workload`` command line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from hdeeprm.cli.workload import main
+from hdeeprm.workload.convert import format_report, swf_to_workload
+from hdeeprm.workload.stats import format_stats, summarize, swf_stats, trace_stats
+from tests.conftest import ROOT, TRACES
+
+KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+SHIPPED = ROOT / "workloads" / "lublin_500_100.swf"
+needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"no shared traces at {TRACES}")
+
+
+def test_summarize_by_hand():
+    assert summarize([4, 1, 3, 2, 10]) == {"count": 5, "min": 1.0, "mean": 4.0, "median": 3.0,
+                                           "p90": pytest.approx(7.6), "max": 10.0}
+    # p90 by linear interpolation: rank 0.9 * 4 = 3.6 -> 4 + 0.6 * (10 - 4)
+    assert summarize([]) == {"count": 0}
+
+
+@needs_traces
+def test_kth_statistics():
+    stats = swf_stats(KTH)
+    assert (stats["jobs"], stats["max_procs"]) == (28476, 100)
+    run = stats["distributions"]["run time (s)"]
+    # zcat KTH | awk '!/^;/{n++; s+=$4; ...}': mean 8871.852613, min 0, max 226709;
+    # zcat KTH | awk '!/^;/{print $4}' | sort -n -> median 847
+    assert run["count"] == 28476
+    assert (run["min"], run["median"], run["max"]) == (0.0, 847.0, 226709.0)
+    assert run["mean"] == pytest.approx(8871.852613, abs=1e-6)
+    size = stats["distributions"]["size (processors)"]
+    assert (size["count"], size["max"]) == (28475, 100.0)  # one record has no size
+    assert size["mean"] == pytest.approx(7.649868, abs=1e-6)
+    assert stats["distributions"]["memory (MB per processor)"] == {"count": 0}
+    assert stats["distributions"]["inter-arrival time (s)"]["count"] == 28475
+    table = format_stats(stats)
+    assert table.splitlines()[0] == f"{KTH} (swf): 28476 jobs, machine 100 processors"
+    # zcat KTH | awk '!/^;/{print $9}' | sort -n: mean 13662.922461, median 4200, p90 48000
+    # (value at rank 0.9 * (n - 1), interpolated), min 60, max 216000
+    assert table.splitlines()[4].split() == ["requested", "time", "(s)", "28476", "60", "13662.9",
+                                             "4200", "48000", "216000"]
+
+
+def test_stats_of_a_batsim_json_workload(tmp_path):
+    from hdeeprm.workload.batsim_json import write_batsim_workload
+    workload = swf_to_workload(SHIPPED, nb_cores=100, reference_speed=1e10)
+    path = tmp_path / "w.json"
+    write_batsim_workload(workload, path)
+    stats = trace_stats(path)
+    assert (stats["format"], stats["jobs"], stats["nb_res"]) == ("batsim-json", 500, 100)
+    swf = trace_stats(SHIPPED)["distributions"]
+    dists = stats["distributions"]
+    assert dists["size (cores)"] == swf["size (processors)"]
+    assert dists["walltime (s)"] == swf["run time (s)"]            # perfect estimates
+    assert dists["inter-arrival time (s)"] == swf["inter-arrival time (s)"]
+    assert set(dists["memory bandwidth (GB/s per core)"]) == {"count", "min", "mean", "median", "p90", "max"}
+
+
+# --- command line ----------------------------------------------------------------------------
+
+def test_cli_generate_rebuilds_the_shipped_trace(tmp_path, capsys):
+    out = tmp_path / "g.swf"
+    assert main(["generate", "-o", str(out), "--nb-jobs", "500", "--nb-cores", "100",
+                 "--seed", "20260101"]) == 0
+    assert out.read_bytes() == SHIPPED.read_bytes()
+    assert capsys.readouterr().out == f"500 jobs written to {out}\n"
+
+
+def test_cli_convert_writes_workload_and_report(tmp_path, capsys):
+    from hdeeprm.workload.batsim_json import read_batsim_workload
+    out = tmp_path / "w.json"
+    assert main(["convert", str(SHIPPED), "-o", str(out), "--nb-cores", "64",
+                 "--reference-speed", "1e10", "--seed", "3"]) == 0
+    expected = swf_to_workload(SHIPPED, nb_cores=64, reference_speed=1e10, seed=3)
+    written = read_batsim_workload(out)
+    assert [(j.id, j.subtime, j.res, j.walltime, j.profile.cpu, j.mem_bw) for j in written.jobs] == \
+        [(j.id, j.subtime, j.res, j.walltime, j.profile.cpu, j.mem_bw) for j in expected.jobs]
+    assert written.nb_res == 64
+    report_path = tmp_path / "w.report.json"
+    assert json.loads(report_path.read_text()) == expected.report
+    console = capsys.readouterr().out
+    assert format_report(expected.report) in console
+    assert "flagged: larger than the platform (rejected at submission)" in console  # 100 > 64
+
+
+def test_cli_convert_with_platform_and_csv_report(tmp_path, capsys):
+    platform_file = ROOT / "platforms" / "kth_sp2.json"
+    if not platform_file.is_file():
+        pytest.skip("no platforms/kth_sp2.json")
+    from hdeeprm.platform import load_platform
+    platform = load_platform(platform_file)
+    out, report = tmp_path / "w.json", tmp_path / "r.csv"
+    assert main(["convert", str(SHIPPED), "-o", str(out), "--platform", str(platform_file),
+                 "--nb-jobs", "10", "--report", str(report)]) == 0
+    from hdeeprm.workload.batsim_json import read_batsim_workload
+    written = read_batsim_workload(out)
+    assert written.nb_res == platform.n_cores and len(written) == 10
+    assert report.read_text().splitlines()[:2] == ["reason,count", "kept,10"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["stats", "{tmp}/missing.swf"], "SWF trace not found ({tmp}/missing.swf)"),
+    (["stats", "{tmp}/bad.swf"],
+     "field 5 (allocated processors) must be an integer, got 'four' ({tmp}/bad.swf:2)"),
+    (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json"], "--nb-cores (or --platform) is required"),
+    (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json", "--nb-cores", "4"],
+     "--reference-speed (or --platform) is required for parallel_homogeneous profiles"),
+])
+def test_cli_errors_exit_2_with_message(tmp_path, capsys, argv, message):
+    (tmp_path / "bad.swf").write_text("; x\n1 0 5 100 four -1 -1 4 3600 -1 1 3 1 -1 -1 -1 -1 -1\n")
+    code = main([a.format(tmp=tmp_path) for a in argv])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err == f"hdeeprm-workload: error: {message.format(tmp=tmp_path)}\n"
+
+
+def test_cli_usage_error_exit_2(capsys):
+    assert main(["generate", "-o", "x.swf", "--nb-jobs", "5", "--nb-cores", "0"]) == 2
+    assert "--nb-cores: must be a positive integer, got '0'" in capsys.readouterr().err
+
+
+def test_cli_as_a_process(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    ok = subprocess.run([sys.executable, "-m", "hdeeprm.cli.workload", "stats", str(SHIPPED)],
+                        capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith(f"{SHIPPED} (swf): 500 jobs, machine 100 processors\n")
+    bad = subprocess.run([sys.executable, "-m", "hdeeprm.cli.workload", "stats", "nope.swf"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert (bad.returncode, bad.stderr) == (2, "hdeeprm-workload: error: SWF trace not found (nope.swf)\n")
