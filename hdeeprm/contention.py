@@ -28,29 +28,29 @@ from hdeeprm.workload.model import Job
 
 
 class ContentionModel:
-    """Maps the load of one processor to the pstates of its cores.
+    """Maps the load of processors to the pstates of their cores.
 
     Subclass and override :meth:`pstates` to plug in another model (e.g. a
-    proportional slow-down); :class:`ResourceState` calls it for every
-    processor whose load changed.
+    proportional slow-down); :class:`ResourceState` calls it, vectorised, for
+    the cores of every processor whose load changed.
     """
 
-    def pstates(self, busy: np.ndarray, used_bw: float, mem_bw: float) -> np.ndarray:
-        """Pstates of the cores of one processor.
+    def pstates(self, busy: np.ndarray, used_bw: np.ndarray, mem_bw: np.ndarray,
+                processor_active: np.ndarray) -> np.ndarray:
+        """Pstates of a set of cores.
 
         Args:
-            busy: Which cores of the processor run a job, bool, shape (n_cores_of_processor,).
-            used_bw: Bandwidth requested by its busy cores, GB/s.
-            mem_bw: Bandwidth the processor offers, GB/s.
+            busy: Whether each core runs a job, bool, shape (k,).
+            used_bw: Bandwidth requested on each core's processor, GB/s, shape (k,).
+            mem_bw: Bandwidth each core's processor offers, GB/s, shape (k,).
+            processor_active: Whether each core's processor has at least one busy core, bool, shape (k,).
 
         Returns:
-            Pstate of each core, int, shape (n_cores_of_processor,).
+            Pstate of each core, int64, shape (k,).
         """
-        if not busy.any():
-            return np.full(busy.shape, P3, dtype=np.int64)
-        out = np.full(busy.shape, P2, dtype=np.int64)
-        out[busy] = P1 if used_bw > mem_bw else P0
-        return out
+        running = np.where(used_bw > mem_bw, P1, P0)
+        idle = np.where(processor_active, P2, P3)
+        return np.where(busy, running, idle)
 
 
 class ResourceState:
@@ -136,29 +136,36 @@ class ResourceState:
 
     def _update(self, procs: np.ndarray, now: float) -> dict[int, list[int]]:
         h = self.hierarchy
-        changes: dict[int, list[int]] = {}
-        for p in procs.tolist():
-            first = self._first[p]
-            last = first + self._count[p]
-            used, cap = self.processor_used_bw[p], h.processor_mem_bw[p]
-            self._record_overutilization(p, used > cap and self.processor_busy[p] > 0, now)
-            wanted = self.model.pstates(~self.core_free[first:last], used, cap)
-            current = self.core_pstate[first:last]
-            differ = np.flatnonzero(wanted != current)
-            if differ.size:
-                for i in differ.tolist():
-                    changes.setdefault(int(wanted[i]), []).append(first + i)
-                current[differ] = wanted[differ]
-        return dict(sorted(changes.items()))
+        counts = self._count[procs]
+        if procs.size == 1:
+            first = int(self._first[procs[0]])
+            cores = np.arange(first, first + int(counts[0]))
+        else:
+            ends = np.cumsum(counts)
+            cores = np.repeat(self._first[procs] - (ends - counts), counts) + np.arange(int(ends[-1]))
+        used = self.processor_used_bw[procs]
+        active = self.processor_busy[procs] > 0
+        self._record_overutilization(procs, (used > h.processor_mem_bw[procs]) & active, now)
+        core_procs = h.core_processor[cores]
+        wanted = self.model.pstates(~self.core_free[cores], self.processor_used_bw[core_procs],
+                                    h.processor_mem_bw[core_procs], self.processor_busy[core_procs] > 0)
+        differ = wanted != self.core_pstate[cores]
+        if not differ.any():
+            return {}
+        cores, wanted = cores[differ], wanted[differ]
+        self.core_pstate[cores] = wanted
+        return {int(p): cores[wanted == p].tolist() for p in np.unique(wanted)}
 
-    def _record_overutilization(self, p: int, over: bool, now: float) -> None:
-        since = self._over_since[p]
-        if over and np.isnan(since):
-            self._over_since[p] = now
-            self.overutilization[p, 0] += 1
-        elif not over and not np.isnan(since):
-            self.overutilization[p, 1] += now - since
-            self._over_since[p] = np.nan
+    def _record_overutilization(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
+        was = ~np.isnan(self._over_since[procs])
+        if (over == was).all():
+            return
+        starting = procs[over & ~was]
+        self._over_since[starting] = now
+        self.overutilization[starting, 0] += 1
+        ending = procs[~over & was]
+        self.overutilization[ending, 1] += now - self._over_since[ending]
+        self._over_since[ending] = np.nan
 
     def overutilization_report(self, now: float) -> dict:
         """Memory-bandwidth over-utilization per processor, for ``overutilizations.json``.
