@@ -25,34 +25,22 @@ from hdeeprm.workload.convert import (DEFAULT_MEM_BW_CHOICES, format_report, swf
 PROG = "hdeeprm-workload"
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+def _bounded(cast: type, strict: bool, what: str):
+    """An argparse type: ``cast(text)`` that must be > 0 (``strict``) or >= 0."""
+    def parse(text: str):
+        try:
+            value = cast(text)
+        except ValueError:
+            value = None
+        if value is None or not (value > 0 if strict else value >= 0):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
+_positive_int = _bounded(int, True, "a positive integer")
+_non_negative_int = _bounded(int, False, "an integer >= 0")
+_positive_float = _bounded(float, True, "a positive number")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -320,6 +320,14 @@ def iter_swf(path: str | os.PathLike, header: SWFHeader | None = None) -> Iterat
     """
     name = os.fspath(path)
     with open_swf(name) as stream:
+        for number, text in _job_lines(stream, header, name):
+            yield parse_swf_line(text, name, number)
+
+
+def _job_lines(stream: IO[str], header: SWFHeader | None, path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each job line; ``;`` lines go to ``header``."""
+    number = 0
+    try:
         for number, text in enumerate(stream, 1):
             stripped = text.lstrip()
             if not stripped:
@@ -328,7 +336,9 @@ def iter_swf(path: str | os.PathLike, header: SWFHeader | None = None) -> Iterat
                 if header is not None:
                     header.add_line(stripped[1:].rstrip("\r\n"))
                 continue
-            yield parse_swf_line(stripped, name, number)
+            yield number, stripped
+    except (OSError, EOFError) as exc:  # corrupt or truncated gzip stream
+        raise WorkloadError(f"cannot read SWF trace after line {number}: {exc}", path) from None
 
 
 def _parse_chunk(texts: list[str], numbers: list[int], path: str) -> np.ndarray:
@@ -372,15 +382,8 @@ def iter_swf_chunks(path: str | os.PathLike, header: SWFHeader | None = None,
     texts: list[str] = []
     numbers: list[int] = []
     with open_swf(name) as stream:
-        for number, text in enumerate(stream, 1):
-            stripped = text.lstrip()
-            if not stripped:
-                continue
-            if stripped[0] == ";":
-                if header is not None:
-                    header.add_line(stripped[1:].rstrip("\r\n"))
-                continue
-            texts.append(stripped)
+        for number, text in _job_lines(stream, header, name):
+            texts.append(text)
             numbers.append(number)
             if len(texts) >= chunk_lines:
                 yield _parse_chunk(texts, numbers, name), np.array(numbers, dtype=np.int64)

@@ -16,15 +16,8 @@ from hdeeprm.workload.convert import (ALTERED_ALLOCATED_SIZE, ALTERED_NO_MEMORY,
                                       swf_to_workload, write_report)
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS
 from hdeeprm.workload.swf import SWFRecord
-from tests.conftest import GOLDEN, TRACES
-
-KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
-SDSC = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
-HPC2N = TRACES / "HPC2N-2002-first3171.swf"
-NASA = TRACES / "NASA-iPSC-1993-3.1-cln.swf.gz"
-LUBLIN = TRACES / "lublin_256.swf"
-
-needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"no shared traces at {TRACES}")
+from tests.conftest import GOLDEN
+from tests.workload.trace_paths import HPC2N, KTH, LUBLIN, NASA, SDSC, needs_traces
 
 
 def rec(number, submit, run, alloc=4, req_procs=4, req_time=3600, req_mem=-1, used_mem=-1):

@@ -11,9 +11,7 @@ from hdeeprm.workload.lublin import (BATCH, BATCH_PARAMETERS, INTERACTIVE, INTER
                                      WHOLE_PARAMETERS, _gamma_cdf, daily_weights,
                                      generate_lublin_swf, iter_lublin, scale_to_machine)
 from hdeeprm.workload.swf import read_swf
-from tests.conftest import ROOT
-
-SHIPPED = ROOT / "workloads" / "lublin_500_100.swf"
+from tests.workload.trace_paths import SHIPPED
 
 
 def _array(records):

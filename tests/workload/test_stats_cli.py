@@ -11,11 +11,8 @@ import pytest
 from hdeeprm.cli.workload import main
 from hdeeprm.workload.convert import format_report, swf_to_workload
 from hdeeprm.workload.stats import format_stats, summarize, swf_stats, trace_stats
-from tests.conftest import ROOT, TRACES
-
-KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
-SHIPPED = ROOT / "workloads" / "lublin_500_100.swf"
-needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"no shared traces at {TRACES}")
+from tests.conftest import ROOT
+from tests.workload.trace_paths import KTH, SHIPPED, needs_traces
 
 
 def test_summarize_by_hand():

@@ -11,15 +11,8 @@ from hdeeprm.errors import WorkloadError
 from hdeeprm.workload.swf import (FIELD_NAMES, SWFHeader, SWFRecord, format_swf_record, iter_swf,
                                   iter_swf_chunks, parse_swf_line, read_swf, read_swf_header,
                                   write_swf)
-from tests.conftest import TRACES
+from tests.workload.trace_paths import HPC2N, KTH, LUBLIN, NASA, SDSC, needs_traces
 
-KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
-SDSC = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
-HPC2N = TRACES / "HPC2N-2002-first3171.swf"
-NASA = TRACES / "NASA-iPSC-1993-3.1-cln.swf.gz"
-LUBLIN = TRACES / "lublin_256.swf"
-
-needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"no shared traces at {TRACES}")
 
 GOOD = "1 0 5 100 4 -1 -1 4 3600 -1 1 3 1 -1 -1 -1 -1 -1"
 
@@ -202,3 +195,23 @@ def test_field_names_follow_the_swf_definition():
     assert len(FIELD_NAMES) == 18
     assert FIELD_NAMES[4] == "allocated processors" and FIELD_NAMES[8] == "requested time"
     assert parse_swf_line(GOOD).requested_time == 3600
+
+
+@needs_traces
+def test_truncated_gzip_names_the_last_line_read(tmp_path):
+    path = tmp_path / "cut.swf.gz"
+    path.write_bytes(KTH.read_bytes()[:100_000])
+    for read in (iter_swf, iter_swf_chunks):
+        with pytest.raises(WorkloadError) as info:
+            list(read(path))
+        assert str(info.value) == (f"cannot read SWF trace after line 6705: Compressed file ended "
+                                   f"before the end-of-stream marker was reached ({path})")
+
+
+def test_truncated_last_line_of_a_plain_file(tmp_path):
+    path = tmp_path / "cut.swf"
+    path.write_text(f"{GOOD}\n{GOOD[:12]}")  # the file ends in the middle of a line
+    with pytest.raises(WorkloadError) as info:
+        list(iter_swf(path))
+    assert str(info.value) == ("expected 18 fields, got 5: field 6 (average CPU time used) "
+                               f"is missing ({path}:2)")
