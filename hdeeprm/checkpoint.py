@@ -61,7 +61,7 @@ def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict |
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "hdeeprm_version": __version__,
-                "torch_version": torch.__version__, "agent_class": agent_class,
+                "torch_version": str(torch.__version__), "agent_class": agent_class,
                 "observation_size": int(observation_size), "action_size": int(action_size),
                 "extra": dict(extra or {})}
     payload = {"manifest": manifest, "model_state_dict": model_state, "optimizer_state_dict": optimizer_state}

@@ -170,13 +170,32 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
     """Run ``nb_runs`` episodes as ``hdeeprm-launch`` does and write the outputs.
 
     Writes into ``outdir``: the Batsim-format CSVs and ``out_metrics.json`` of
-    the last episode, ``overutilizations.json``, ``episodes.csv`` (metrics of
-    every episode) and ``run.json`` (resolved options, versions, workload report).
+    the last episode, ``overutilizations.json``, ``episodes.csv`` (metrics,
+    total reward and loss of every episode), ``run.json`` (resolved options,
+    versions, workload report) and, as the original HDeepRM, one line per
+    episode in ``rewards.log`` (sum of the rewards), ``losses.log`` (training
+    loss, episodes that updated only) and ``makespans.log`` (seconds), plus
+    ``probs.json`` when the agent records action preferences (``"actions"``:
+    the action set's policy-pair names; ``"mean_per_episode"``: mean preference
+    of each action over each episode's decisions; ``"probs"``: the preferences
+    at every decision of the last episode).
+
+    torch's generator is seeded with the options' seed before a LEARNING agent
+    is built and before the first episode whenever torch is loaded, so runs
+    are reproducible. ``inmodel`` is loaded before the first episode,
+    ``outmodel`` saved (atomically) after the last.
 
     Raises:
         HDeepRMError: any invalid input (options, platform, workload, agent).
     """
+    import sys
+
     from hdeeprm.options import load_options
+    from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID
+
+    def seed_torch() -> None:
+        if "torch" in sys.modules:
+            sys.modules["torch"].manual_seed(options.seed)
 
     options = load_options(options_path)
     logging.basicConfig(level=options.log_level)
@@ -193,6 +212,9 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
         observer = make_observer(options.observation, hierarchy, workload, options.queue_sensitivity)
         observation_size = observer.size
         reward = make_reward(options.objective)
+    if options.agent_type == "LEARNING":
+        import torch  # noqa: F401  (seeded before the agent builds its networks)
+        seed_torch()
     agent = build_agent(options, agent_path, observation_size)
     if inmodel or outmodel:
         if not hasattr(agent, "load_checkpoint"):
@@ -206,24 +228,53 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
                                 observer=observer, reward=reward)
         write_run_info(outdir, options, workload, {"simulator": "batsim"})
         return RunResult(metrics=[metrics], outdir=outdir)
+    seed_torch()
+    total = [0.0]
+    scored = None
+    if reward is not None:
+        def scored(episode) -> float:
+            value = reward(episode)
+            total[0] += value
+            return value
+    names = [f"{JOB_POLICIES[a // len(CORE_POLICIES)]}-{CORE_POLICIES[a % len(CORE_POLICIES)]}"
+             if a != VOID else "void" for a in options.actions]
+    mean_probs: list[list[float]] = []
+    last_probs: list[list[float]] = []
     result = RunResult(outdir=outdir)
     bar = None
     if not quiet:
         from tqdm import tqdm
 
         bar = tqdm(total=len(workload.jobs) * nb_runs, unit="job", desc="hdeeprm", leave=False)
+    logs = {name: open(outdir / f"{name}.log", "w") for name in ("rewards", "losses", "makespans")}
     try:
         for run in range(nb_runs):
             last = run == nb_runs - 1
+            total[0] = 0.0
             episode = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
-                                  reward=reward, progress=bar)
+                                  reward=scored, progress=bar)
+            probs = getattr(agent, "probs", None)
+            if probs:
+                mean_probs.append([round(float(p), 6) for p in np.mean(np.asarray(probs, dtype=np.float64), axis=0)])
+                if last:
+                    last_probs = [[round(float(p), 6) for p in row] for row in probs]
             loss = agent.end_episode()
             metrics = episode.write_outputs(outdir) if last else episode.metrics()
-            metrics = {"episode": run, **metrics, "loss": loss if loss is not None else ""}
+            metrics = {"episode": run, **metrics, "reward": total[0] if reward is not None else "",
+                       "loss": loss if loss is not None else ""}
             result.metrics.append(metrics)
+            logs["rewards"].write(f"{total[0]!r}\n")
+            if loss is not None:
+                logs["losses"].write(f"{float(loss)!r}\n")
+            logs["makespans"].write(f"{float(metrics['makespan'])!r}\n")
     finally:
+        for f in logs.values():
+            f.close()
         if bar is not None:
             bar.close()
+    if mean_probs:
+        (outdir / "probs.json").write_text(json.dumps({"actions": names, "mean_per_episode": mean_probs,
+                                                        "probs": last_probs}) + "\n")
     with open(outdir / "episodes.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(result.metrics[0]))
         writer.writeheader()
