@@ -1,0 +1,56 @@
+"""``hdeeprm-visual``: plot an ``hdeeprm-launch`` output folder into PNG files.
+
+Usage::
+
+    hdeeprm-visual OUTDIR [-p rewards losses action_preferences gantt utilization queue_size] [-o DEST]
+
+Without ``-p`` every plot whose input file exists is drawn (see :mod:`hdeeprm.visual`).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hdeeprm.errors import HDeepRMError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``hdeeprm-visual``."""
+    from hdeeprm.visual import PLOTS
+
+    p = argparse.ArgumentParser(prog="hdeeprm-visual",
+                                description="Plot rewards, losses, action preferences, Gantt chart, utilization "
+                                            "and queue size of an hdeeprm-launch output folder (PNG files).")
+    p.add_argument("outdir", help="the hdeeprm-launch output folder")
+    p.add_argument("-p", "--plots", nargs="+", choices=list(PLOTS), metavar="PLOT",
+                   help=f"plots to draw (default: all whose input exists): {', '.join(PLOTS)}")
+    p.add_argument("-o", "--dest", help="folder of the PNG files (default: OUTDIR)")
+    p.add_argument("--dpi", type=int, default=120, help="resolution (default 120)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    args = build_parser().parse_args(argv)
+    from pathlib import Path
+
+    from hdeeprm.visual import make_plots
+
+    if not Path(args.outdir).is_dir():
+        print(f"hdeeprm-visual: error: output folder not found ({args.outdir})", file=sys.stderr)
+        return 2
+    try:
+        written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi)
+    except HDeepRMError as exc:
+        print(f"hdeeprm-visual: error: {exc}", file=sys.stderr)
+        return 2
+    if not written:
+        print(f"hdeeprm-visual: nothing to plot in {args.outdir}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
