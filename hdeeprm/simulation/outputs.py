@@ -1,0 +1,245 @@
+"""Writers of Batsim 4.2.1 output files from a :class:`~hdeeprm.simulation.engine.SimulationResult`.
+
+The layouts follow Batsim 4.2.1 byte for byte where the golden runs pin them down
+(``batsim-golden/README.md``, "Files of a run"; https://batsim.readthedocs.io/en/latest/output-jobs.html):
+
+* ``<prefix>_jobs.csv``: one row per job in the order jobs reached their final state, numbers
+  ``%f``, ``allocated_resources`` as a Batsim interval set ("0-3 7", :class:`procset.ProcSet`).
+  Batsim's ``requested_time`` column is the walltime (``-1.000000`` when none).
+  **Rejected jobs** (REJECT_JOB) also get a row, written at their rejection time: success 0,
+  final_state ``REJECTED``, starting_time ``-1.000000``, execution_time ``0.000000``,
+  finish_time = rejection time, waiting and turnaround time = rejection − submission time,
+  stretch ``-1.000000``, empty allocated_resources, consumed_energy ``-1.000000`` and the
+  rejection reason (CSV-quoted) in ``metadata``. Other jobs have metadata ``""``.
+  Jobs killed by KILL_JOB are ``COMPLETED_KILLED`` rows with their real times.
+* ``<prefix>_schedule.csv``: one row of totals, columns in alphabetical order (see
+  :func:`schedule_totals`).
+* ``<prefix>_machine_states.csv``: a row after every job start, job end and pstate switch
+  (``%g`` times); there are no sleeping or switching hosts in this model.
+* ``<prefix>_pstate_changes.csv`` (energy only): the initial pstates at time 0 (one row per
+  distinct initial pstate), then two rows per SET_RESOURCE_STATE: ``-1`` then the new pstate.
+* ``<prefix>_consumed_energy.csv`` (energy only), **simplified**: ``energy`` is the exact
+  integral of the power from t = 0 (without SimGrid's initial-pstate quirk, so it can be lower
+  than Batsim's by the pstate-0 minus initial-pstate power times the first submission time);
+  ``epower`` is the average power since the previous row (since t = 0 for the first row) and
+  ``NA`` whenever no time elapsed (Batsim sometimes prints an instantaneous value there).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+from procset import ProcSet
+
+from hdeeprm.simulation.engine import SimulationResult
+from hdeeprm.workload.model import JobState
+
+#: Version string written in ``batsim_version``: the Batsim output format these files follow.
+BATSIM_FORMAT_VERSION = "4.2.1"
+
+JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
+               "requested_time,success,final_state,starting_time,execution_time,finish_time,"
+               "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata")
+SCHEDULE_COLUMNS = (
+    "batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
+    "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
+    "nb_computing_machines", "nb_grouped_switches", "nb_jobs", "nb_jobs_finished",
+    "nb_jobs_killed", "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches",
+    "scheduling_time", "simulation_time", "success_rate", "time_computing", "time_idle",
+    "time_sleeping", "time_switching_off", "time_switching_on", "time_unavailable")
+_KILL_STATES = (JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_KILLED)
+_ENDED_STATES = (JobState.COMPLETED_SUCCESSFULLY,) + _KILL_STATES
+
+
+def _csv_quote(text: str) -> str:
+    """Quote a CSV field the way Batsim writes metadata: ``"..."`` with inner quotes doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _write_lines(path: str | os.PathLike, lines: list[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write("\n".join(lines))
+        out.write("\n")
+
+
+def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
+    """Write Batsim's ``out_jobs.csv``: one row per finished or rejected job.
+
+    Args:
+        path: Output file.
+        result: The simulation result.
+    """
+    jobs = result.workload.jobs
+    name = result.workload.name
+    start, finish, energy = result.start_time, result.finish_time, result.consumed_energy
+    lines = [JOBS_HEADER]
+    for i in result.completion_order:
+        job = jobs[i]
+        state = result.state[i]
+        sub = job.subtime
+        if state is JobState.REJECTED:
+            t = float(finish[i])
+            lines.append(f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},0,"
+                         f"REJECTED,{-1.0:f},{0.0:f},{t:f},{t - sub:f},{t - sub:f},{-1.0:f},,"
+                         f"{-1.0:f},{_csv_quote(result.reasons.get(i, ''))}")
+            continue
+        s, f = float(start[i]), float(finish[i])
+        run = f - s
+        turnaround = f - sub
+        stretch = turnaround / run if run > 0 else math.inf
+        e = float(energy[i])
+        if e != e:
+            e = -1.0
+        success = 1 if state is JobState.COMPLETED_SUCCESSFULLY else 0
+        lines.append(f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},"
+                     f"{success},{state.value},{s:f},{run:f},{f:f},{s - sub:f},{turnaround:f},"
+                     f"{stretch:f},{ProcSet(*result.allocation[i])},{e:f},\"\"")
+    _write_lines(path, lines)
+
+
+def schedule_totals(result: SimulationResult) -> dict[str, object]:
+    """Compute the totals of ``out_schedule.csv`` (Batsim 4.2.1 definitions).
+
+    Means and maxima are over the jobs that ran to an end (success, walltime kill or
+    KILL_JOB), ``slowdown`` being Batsim's stretch (turnaround / execution time).
+    ``nb_jobs`` counts every submitted job, ``nb_jobs_finished`` the jobs that ran to an end,
+    ``nb_jobs_killed`` walltime kills plus KILL_JOB kills, ``nb_jobs_rejected`` REJECT_JOBs;
+    ``success_rate`` = nb_jobs_success / nb_jobs. ``time_computing`` = Σ over jobs of hosts ×
+    execution time; ``time_idle`` = Σ over hosts that ran a job of (end of the host's last job −
+    the host's busy time) (batsim-golden/README.md). ``consumed_joules`` = energy at the last
+    job end − energy at the first submission (0 without energy). ``makespan`` = last job end.
+
+    Args:
+        result: The simulation result.
+
+    Returns:
+        Column name → value (str, int or float), in :data:`SCHEDULE_COLUMNS` order.
+    """
+    states = result.state
+    ended = [i for i in result.completion_order if states[i] in _ENDED_STATES]
+    jobs = result.workload.jobs
+    n_hosts = len(result.host_names)
+    if ended:
+        idx = np.array(ended, dtype=np.intp)
+        sub = np.array([jobs[i].subtime for i in ended])
+        start, finish = result.start_time[idx], result.finish_time[idx]
+        run = finish - start
+        wait = start - sub
+        turnaround = finish - sub
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stretch = np.where(run > 0, turnaround / np.where(run > 0, run, 1.0), np.inf)
+        allocs = [result.allocation[i] for i in ended]
+        sizes = np.fromiter((len(a) for a in allocs), dtype=np.intp, count=len(allocs))
+        flat = np.fromiter(itertools.chain.from_iterable(allocs), dtype=np.intp, count=int(sizes.sum()))
+        busy = np.bincount(flat, weights=np.repeat(run, sizes), minlength=n_hosts)
+        last_end = np.full(n_hosts, -np.inf)
+        np.maximum.at(last_end, flat, np.repeat(finish, sizes))
+        used = np.isfinite(last_end)
+        time_idle = float((last_end[used] - busy[used]).sum())
+        time_computing = float((run * sizes).sum())
+        makespan = float(finish.max())
+        stats = (float(stretch.max()), float(turnaround.max()), float(wait.max()),
+                 float(stretch.mean()), float(turnaround.mean()), float(wait.mean()))
+    else:
+        time_idle = time_computing = makespan = 0.0
+        stats = (0.0,) * 6
+    n_success = sum(1 for s in states if s is JobState.COMPLETED_SUCCESSFULLY)
+    n_killed = sum(1 for s in states if s in _KILL_STATES)
+    n_rejected = sum(1 for s in states if s is JobState.REJECTED)
+    n_jobs = sum(1 for s in states if s is not JobState.NOT_SUBMITTED)
+    joules = 0.0
+    if result.energy and ended:
+        joules = result.last_completion_energy - result.first_submission_energy
+    values = [BATSIM_FORMAT_VERSION, joules, makespan, *stats, n_hosts,
+              result.nb_grouped_switches, n_jobs, len(ended), n_killed, n_rejected, n_success,
+              result.nb_machine_switches, result.scheduling_time, result.simulation_time,
+              n_success / n_jobs if n_jobs else 0.0, time_computing, time_idle, 0.0, 0.0, 0.0, 0.0]
+    return dict(zip(SCHEDULE_COLUMNS, values))
+
+
+def write_schedule_csv(path: str | os.PathLike, result: SimulationResult) -> None:
+    """Write Batsim's ``out_schedule.csv`` (header + one row, floats ``%f``).
+
+    Args:
+        path: Output file.
+        result: The simulation result.
+    """
+    totals = schedule_totals(result)
+    cells = [v if isinstance(v, str) else (str(v) if isinstance(v, int) else f"{v:f}")
+             for v in totals.values()]
+    _write_lines(path, [",".join(totals), ",".join(cells)])
+
+
+def write_machine_states_csv(path: str | os.PathLike, result: SimulationResult) -> None:
+    """Write Batsim's ``out_machine_states.csv`` (times ``%g``, one row per change).
+
+    Args:
+        path: Output file.
+        result: The simulation result (needs ``record=True`` for rows).
+    """
+    lines = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
+    lines.extend(f"{t:g},0,0,0,{idle},{computing}" for t, idle, computing in result.machine_states)
+    _write_lines(path, lines)
+
+
+def write_pstate_changes_csv(path: str | os.PathLike, result: SimulationResult) -> None:
+    """Write Batsim's ``out_pstate_changes.csv`` (times ``%g``, hosts as interval sets).
+
+    Args:
+        path: Output file.
+        result: The simulation result (needs ``record=True`` for the rows after the first).
+    """
+    lines = ["time,machine_id,new_pstate"]
+    initial = result.initial_pstates
+    for p in np.unique(initial):
+        lines.append(f"0,{ProcSet(*np.flatnonzero(initial == p).tolist())},{int(p)}")
+    lines.extend(f"{t:g},{ProcSet(*hosts)},{p}" for t, hosts, p in result.pstate_changes)
+    _write_lines(path, lines)
+
+
+def write_consumed_energy_csv(path: str | os.PathLike, result: SimulationResult) -> None:
+    """Write a simplified Batsim ``out_consumed_energy.csv`` (see the module docstring).
+
+    Args:
+        path: Output file.
+        result: The simulation result (needs ``energy=True`` and ``record=True`` for rows).
+    """
+    lines = ["time,energy,event_type,wattmin,epower"]
+    prev_t, prev_e = 0.0, 0.0
+    for t, e, kind, wattmin in result.energy_log:
+        dt = t - prev_t
+        epower = f"{(e - prev_e) / dt:f}" if dt > 0 else "NA"
+        lines.append(f"{t:f},{e:f},{kind},{wattmin:f},{epower}")
+        prev_t, prev_e = t, e
+    _write_lines(path, lines)
+
+
+def write_outputs(outdir: str | os.PathLike, result: SimulationResult, prefix: str = "out") -> list[Path]:
+    """Write every Batsim output file of a run into ``outdir`` (created if needed).
+
+    Without energy (Batsim without ``-E``) the pstate and energy files are not written.
+
+    Args:
+        outdir: Output directory.
+        result: The simulation result.
+        prefix: File name prefix (Batsim's ``-e``), e.g. ``out`` → ``out_jobs.csv``.
+
+    Returns:
+        The paths written.
+    """
+    base = Path(outdir)
+    base.mkdir(parents=True, exist_ok=True)
+    writers = [("jobs", write_jobs_csv), ("schedule", write_schedule_csv),
+               ("machine_states", write_machine_states_csv)]
+    if result.energy:
+        writers += [("pstate_changes", write_pstate_changes_csv),
+                    ("consumed_energy", write_consumed_energy_csv)]
+    paths = []
+    for suffix, writer in writers:
+        path = base / f"{prefix}_{suffix}.csv"
+        writer(path, result)
+        paths.append(path)
+    return paths
