@@ -141,6 +141,9 @@ class HDeepRMEnv(gymnasium.Env):
         seed: Seed of the workload conversion (SWF) and default episode seed.
         nb_jobs: Jobs taken from the trace.
         max_steps: Decisions after which an episode is truncated (None = never).
+        action_mask: Put ``action_mask`` in ``info`` at every step (True). Computing it
+            costs about as much as the rest of a step on large queues; agents that do
+            not use it may turn it off (:meth:`action_masks` still works).
 
     Raises:
         OptionsError: invalid or missing options (platform, workload, names).
@@ -158,7 +161,7 @@ class HDeepRMEnv(gymnasium.Env):
                  workload: str | Path | Workload | None = None, objective: str | None = None,
                  observation: str | None = None, actions: Sequence[int | str] | None = None,
                  void: bool | None = None, queue_sensitivity: float | None = None, seed: int | None = None,
-                 nb_jobs: int | None = None, max_steps: int | None = None) -> None:
+                 nb_jobs: int | None = None, max_steps: int | None = None, action_mask: bool = True) -> None:
         if options is None:
             options = Options()
         elif not isinstance(options, Options):
@@ -180,6 +183,7 @@ class HDeepRMEnv(gymnasium.Env):
             raise OptionsError(f"max_steps must be >= 1, got {max_steps}")
         self.options = options
         self.max_steps = max_steps
+        self.info_action_mask = bool(action_mask)
         if isinstance(platform, ResourceHierarchy):
             self.hierarchy = platform
         else:
@@ -249,8 +253,9 @@ class HDeepRMEnv(gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         ep = self.episode
-        info = {"action_mask": ep.manager.action_mask(), "time": ep.engine.now, "queue": len(ep.manager.queue),
-                "jobs_ended": ep.jobs_ended}
+        info = {"time": ep.engine.now, "queue": len(ep.manager.queue), "jobs_ended": ep.jobs_ended}
+        if self.info_action_mask:
+            info["action_mask"] = ep.manager.action_mask()
         if not self._decision:
             info["metrics"] = ep.metrics()
         return info

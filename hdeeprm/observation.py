@@ -152,7 +152,13 @@ class Observer:
         self.kind = kind
         self.hierarchy = h = hierarchy
         self.sensitivity = float(queue_sensitivity)
-        self._scaled = job_quantities(workload) / queue_normalisers(workload)
+        # Quantities are >= 0, so after scaling only the upper clip at 1 is needed.
+        # float32 like the observation, so no cast is needed when writing it.
+        self._scaled_t = np.ascontiguousarray((job_quantities(workload) / queue_normalisers(workload)).T,
+                                              dtype=np.float32)
+        self._q_list = self._q_first = self._q_last = None
+        self._q_n = 0
+        self._q_buf = np.empty(64, dtype=np.intp)
         n_res = 0
         if kind != "minimal":
             n_res = h.n_nodes + h.n_processors
@@ -166,34 +172,75 @@ class Observer:
             n_res += 3 * h.n_cores
         self._n_res = n_res
         self.size = n_res + N_QUEUE_VALUES
-        self._interp: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._interp: dict[int, tuple] = {}
 
-    def _positions(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Lower/upper ranks and weights of :data:`QUEUE_QUANTILES` in a sorted array of n."""
+    def _positions(self, n: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Flat gather indices and weights of :data:`QUEUE_QUANTILES` in a sorted (4, n) array.
+
+        Returns:
+            ``(lower, upper, weight)`` of shape (20,), in output order (quantity-major);
+            ``upper``/``weight`` are None when every quantile falls on an element.
+        """
         pos = self._interp.get(n)
         if pos is None:
             x = np.asarray(QUEUE_QUANTILES) * (n - 1)
             lo = np.floor(x).astype(np.intp)
-            hi = np.minimum(lo + 1, n - 1)
-            pos = self._interp[n] = (lo, hi, (x - lo)[:, None])
+            w = x - lo
+            rows = (np.arange(4)[:, None] * n)
+            lower = (rows + lo).ravel()
+            if np.any(w > 0.0):
+                upper = (rows + np.minimum(lo + 1, n - 1)).ravel()
+                pos = (lower, upper, np.tile(w, 4).astype(np.float32))
+            else:
+                pos = (lower, None, None)
+            self._interp[n] = pos
         return pos
+
+    def _queue_indices(self, queue) -> np.ndarray:
+        """Job indices of ``queue`` (int, shape (len(queue),)), cached between calls.
+
+        The manager only appends to its queue list or replaces it by a new list,
+        so a list seen before with the same first and last job only gained jobs
+        at its end.
+        """
+        n = len(queue)
+        cached = self._q_n
+        if (queue is self._q_list and n >= cached and cached
+                and queue[0] is self._q_first and queue[cached - 1] is self._q_last):
+            if n > cached:
+                if n > self._q_buf.size:
+                    self._q_buf = np.resize(self._q_buf, 2 * n)
+                self._q_buf[cached:n] = [j.index for j in queue[cached:]]
+        else:
+            if n > self._q_buf.size:
+                self._q_buf = np.empty(2 * n, dtype=np.intp)
+            self._q_buf[:n] = [j.index for j in queue]
+            self._q_list = queue
+            self._q_first = queue[0]
+        self._q_n = n
+        self._q_last = queue[n - 1]
+        return self._q_buf[:n]
 
     def queue_values(self, queue, before: int, out: np.ndarray) -> None:
         """Write the 21 queue values of ``queue`` into ``out`` (float32, shape (21,))."""
         n = len(queue)
         if n == 0:
             out[:20] = 0.0
+        elif n == 1:
+            out[:20].reshape(4, 5)[:] = self._scaled_t[:, queue[0].index, None]
+            np.minimum(out[:20], np.float32(1.0), out=out[:20])
         else:
-            if n == 1:
-                stats = np.broadcast_to(self._scaled[queue[0].index], (5, 4))
-            else:
-                idx = np.fromiter([j.index for j in queue], dtype=np.intp, count=n)
-                v = self._scaled[idx]
-                v.sort(axis=0)
-                lo, hi, w = self._positions(n)
-                a = v[lo]
-                stats = a + (v[hi] - a) * w
-            np.clip(stats.T, 0.0, 1.0, out=out[:20].reshape(4, 5))
+            v = self._scaled_t.take(self._queue_indices(queue), axis=1)
+            v.sort(axis=1)
+            flat = v.ravel()
+            lower, upper, w = self._positions(n)
+            stats = flat.take(lower)
+            if upper is not None:
+                d = flat.take(upper)
+                d -= stats
+                d *= w
+                stats += d
+            np.minimum(stats, np.float32(1.0), out=out[:20])
         out[20] = queue_variation(n, before, self.sensitivity)
 
     def __call__(self, episode) -> np.ndarray:

@@ -92,7 +92,7 @@ class Reward:
         self._hier = None
         self._tables: _Tables | None = None
         self._wl = None
-        self._inv_rt: np.ndarray | None = None
+        self._inv_rt: list[float] = []
 
     def __call__(self, episode) -> float:
         """The reward of ``episode``'s current state (float, unit per objective)."""
@@ -108,7 +108,7 @@ class Reward:
         if episode.workload is not self._wl:
             self._wl = episode.workload
             rt = requested_times(episode.workload)
-            self._inv_rt = np.where(rt > 0.0, 1.0 / np.where(rt > 0.0, rt, 1.0), 0.0)
+            self._inv_rt = np.where(rt > 0.0, 1.0 / np.where(rt > 0.0, rt, 1.0), 0.0).tolist()
         m = episode.manager
         inv = self._inv_rt
         total = 0.0
@@ -116,7 +116,7 @@ class Reward:
             total += inv[job.index]
         for i in m.running:
             total += inv[i]
-        return -float(total)
+        return -total
 
     def _avg_job_completion(self, episode) -> float:
         m = episode.manager

@@ -1,0 +1,90 @@
+"""Benchmark: HDeepRMEnv steps per second (``minimal`` observation, KTH-SP2 on its 100-core platform).
+
+Usage::
+
+    python benchmarks/bench_env.py [--jobs 5000] [--steps 20000] [--observation minimal]
+                                   [--actions all|first] [--profile]
+
+Replays a window of the KTH-SP2 trace (``../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz``,
+or ``--trace``) on ``platforms/kth_sp2.json`` and times ``env.step`` with actions
+drawn uniformly at random (pre-drawn, so the agent costs nothing), resetting
+when an episode ends. Reports steps/s for the whole loop and, with
+``--profile``, the functions where the time goes (cProfile, sorted by own time).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def make_env(trace: Path, jobs: int, observation: str, actions: str, mask: bool = True):
+    """The benchmarked environment (see the module docstring)."""
+    from hdeeprm.environment import HDeepRMEnv
+    from hdeeprm.platform import load_platform
+    from hdeeprm.workload.convert import swf_to_workload
+
+    hierarchy = load_platform(ROOT / "platforms" / "kth_sp2.json")
+    workload = swf_to_workload(trace, nb_cores=hierarchy.n_cores, reference_speed=hierarchy.reference_speed,
+                               nb_jobs=jobs, seed=0)
+    acts = None if actions == "all" else ["first-high_gflops"]
+    return HDeepRMEnv(platform=hierarchy, workload=workload, observation=observation,
+                      objective="avg_job_slowdown", actions=acts, action_mask=mask)
+
+
+def run(env, steps: int, seed: int = 0) -> tuple[float, int]:
+    """Take ``steps`` random steps; returns (seconds, episodes finished)."""
+    rng = np.random.default_rng(seed)
+    actions = rng.integers(env.action_space.n, size=steps).tolist()
+    env.reset(seed=seed)
+    episodes = 0
+    step = env.step
+    t0 = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = step(a)
+        if terminated or truncated:
+            episodes += 1
+            env.reset()
+    return time.perf_counter() - t0, episodes
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print steps/s."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    p.add_argument("--jobs", type=int, default=5000, help="jobs of the trace window (default 5000)")
+    p.add_argument("--steps", type=int, default=20000, help="timed steps (default 20000)")
+    p.add_argument("--observation", default="minimal", choices=("normal", "small", "minimal"))
+    p.add_argument("--actions", default="all", choices=("all", "first"),
+                   help="all 36 policy pairs (default) or the single pair first-high_gflops")
+    p.add_argument("--no-mask", action="store_true", help="leave action_mask out of info")
+    p.add_argument("--profile", action="store_true", help="print the top functions by own time")
+    args = p.parse_args(argv)
+    if not args.trace.is_file():
+        print(f"trace not found: {args.trace}", file=sys.stderr)
+        return 2
+    env = make_env(args.trace, args.jobs, args.observation, args.actions, not args.no_mask)
+    run(env, min(2000, args.steps))  # warm-up
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+    seconds, episodes = run(env, args.steps, seed=1)
+    if args.profile:
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    print(f"{args.steps} steps in {seconds:.3f} s: {args.steps / seconds:,.0f} steps/s "
+          f"({args.observation} observation, {env.action_space.n} actions, action_mask {'off' if args.no_mask else 'on'}, {args.jobs}-job KTH-SP2 window, "
+          f"{env.hierarchy.n_cores} cores, {episodes} episodes ended)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
