@@ -28,29 +28,27 @@ from hdeeprm.workload.model import Job
 
 
 class ContentionModel:
-    """Maps the load of processors to the pstates of their cores.
+    """Maps the load of a processor to the pstates of its cores.
 
-    Subclass and override :meth:`pstates` to plug in another model (e.g. a
-    proportional slow-down); :class:`ResourceState` calls it, vectorised, for
-    the cores of every processor whose load changed.
+    Subclass and override :meth:`pstates` to plug in another model;
+    :class:`ResourceState` calls it for every processor whose load changed.
     """
 
-    def pstates(self, busy: np.ndarray, used_bw: np.ndarray, mem_bw: np.ndarray,
-                processor_active: np.ndarray) -> np.ndarray:
-        """Pstates of a set of cores.
+    def pstates(self, busy_cores: int, used_bw: float, mem_bw: float) -> tuple[int, int]:
+        """Pstates of the busy and of the idle cores of one processor.
 
         Args:
-            busy: Whether each core runs a job, bool, shape (k,).
-            used_bw: Bandwidth requested on each core's processor, GB/s, shape (k,).
-            mem_bw: Bandwidth each core's processor offers, GB/s, shape (k,).
-            processor_active: Whether each core's processor has at least one busy core, bool, shape (k,).
+            busy_cores: Cores of the processor running a job.
+            used_bw: Bandwidth its busy cores request, GB/s.
+            mem_bw: Bandwidth the processor offers, GB/s.
 
         Returns:
-            Pstate of each core, int64, shape (k,).
+            ``(pstate of its busy cores, pstate of its idle cores)``: P0 or P1 (P1 when
+            ``used_bw > mem_bw``), and P2 or P3 (P3 when no core is busy).
         """
-        running = np.where(used_bw > mem_bw, P1, P0)
-        idle = np.where(processor_active, P2, P3)
-        return np.where(busy, running, idle)
+        if busy_cores == 0:
+            return P0, P3
+        return (P1 if used_bw > mem_bw else P0), P2
 
 
 class ResourceState:
@@ -84,8 +82,10 @@ class ResourceState:
         self.n_free = h.n_cores
         self.overutilization = np.zeros((h.n_processors, 2), dtype=np.float64)
         self._over_since = np.full(h.n_processors, np.nan)
-        self._first = np.asarray(h.processor_first_core, dtype=np.int64)
-        self._count = np.asarray(h.processor_n_cores, dtype=np.int64)
+        self._over = [False] * h.n_processors
+        self._first: list[int] = np.asarray(h.processor_first_core).tolist()
+        self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
+        self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (n_cores,)."""
@@ -104,68 +104,73 @@ class ResourceState:
         Returns:
             ``{pstate: [core ids]}`` of cores whose pstate changes, pstates ascending.
         """
-        h = self.hierarchy
         self.core_free[cores] = False
         self.core_job[cores] = job.index
         self.n_free -= len(cores)
-        if job.mem > 0.0:
-            np.subtract.at(self.node_free_mem, h.core_node[cores], job.mem)
-        procs = h.core_processor[cores]
-        np.add.at(self.processor_busy, procs, 1)
-        if job.mem_bw > 0.0:
-            np.add.at(self.processor_used_bw, procs, job.mem_bw)
-        return self._update(np.unique(procs), now)
+        return self._load(job, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes."""
-        h = self.hierarchy
         cores = np.asarray(cores, dtype=np.int64)
         self.core_free[cores] = True
         self.core_job[cores] = -1
         self.n_free += len(cores)
-        if job.mem > 0.0:
-            np.add.at(self.node_free_mem, h.core_node[cores], job.mem)
-        procs = h.core_processor[cores]
-        np.subtract.at(self.processor_busy, procs, 1)
-        if job.mem_bw > 0.0:
-            np.subtract.at(self.processor_used_bw, procs, job.mem_bw)
-            # Bandwidth sums come back to zero exactly only up to rounding.
-            idle = self.processor_busy[procs] == 0
-            self.processor_used_bw[procs[idle]] = 0.0
-        return self._update(np.unique(procs), now)
+        return self._load(job, cores, -1, now)
 
-    def _update(self, procs: np.ndarray, now: float) -> dict[int, list[int]]:
+    def _load(self, job: Job, cores: np.ndarray, sign: int, now: float) -> dict[int, list[int]]:
+        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``."""
         h = self.hierarchy
-        counts = self._count[procs]
-        if procs.size == 1:
-            first = int(self._first[procs[0]])
-            cores = np.arange(first, first + int(counts[0]))
-        else:
-            ends = np.cumsum(counts)
-            cores = np.repeat(self._first[procs] - (ends - counts), counts) + np.arange(int(ends[-1]))
-        used = self.processor_used_bw[procs]
-        active = self.processor_busy[procs] > 0
-        self._record_overutilization(procs, (used > h.processor_mem_bw[procs]) & active, now)
-        core_procs = h.core_processor[cores]
-        wanted = self.model.pstates(~self.core_free[cores], self.processor_used_bw[core_procs],
-                                    h.processor_mem_bw[core_procs], self.processor_busy[core_procs] > 0)
-        differ = wanted != self.core_pstate[cores]
-        if not differ.any():
-            return {}
-        cores, wanted = cores[differ], wanted[differ]
-        self.core_pstate[cores] = wanted
-        return {int(p): cores[wanted == p].tolist() for p in np.unique(wanted)}
+        procs = h.core_processor[cores]
+        p0 = procs[0]
+        if procs[-1] == p0 and (procs.size == 1 or (procs == p0).all()):
+            # One processor (so one node): scalar updates.
+            k = procs.size
+            self.processor_busy[p0] += sign * k
+            if job.mem > 0.0:
+                self.node_free_mem[h.processor_node[p0]] -= sign * k * job.mem
+            if job.mem_bw > 0.0:
+                self.processor_used_bw[p0] = (self.processor_used_bw[p0] + sign * k * job.mem_bw
+                                              if self.processor_busy[p0] else 0.0)
+            return self._update([int(p0)], now)
+        if job.mem > 0.0:
+            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
+        np.add.at(self.processor_busy, procs, sign)
+        if job.mem_bw > 0.0:
+            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
+            # Bandwidth sums come back to zero exactly only up to rounding.
+            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
+        return self._update(np.unique(procs).tolist(), now)
 
-    def _record_overutilization(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
-        was = ~np.isnan(self._over_since[procs])
-        if (over == was).all():
+    def _update(self, procs: list[int], now: float) -> dict[int, list[int]]:
+        """Re-derive the pstates of the cores of ``procs``; returns the switches ``{pstate: cores}``."""
+        core_free, core_pstate, model = self.core_free, self.core_pstate, self.model
+        busy, used_bw = self.processor_busy, self.processor_used_bw
+        changes: dict[int, list[int]] = {}
+        for p in procs:
+            n_busy, used, cap = int(busy[p]), float(used_bw[p]), self._mem_bw[p]
+            self._record_one(p, n_busy > 0 and used > cap, now)
+            run_ps, idle_ps = model.pstates(n_busy, used, cap)
+            first = self._first[p]
+            stop = first + self._count[p]
+            current = core_pstate[first:stop].tolist()
+            for i, free in enumerate(core_free[first:stop].tolist()):
+                wanted = idle_ps if free else run_ps
+                if wanted != current[i]:
+                    changes.setdefault(wanted, []).append(first + i)
+        for pstate, cores in changes.items():
+            core_pstate[cores] = pstate
+        return dict(sorted(changes.items())) if len(changes) > 1 else changes
+
+    def _record_one(self, p: int, over: bool, now: float) -> None:
+        if over == self._over[p]:
             return
-        starting = procs[over & ~was]
-        self._over_since[starting] = now
-        self.overutilization[starting, 0] += 1
-        ending = procs[~over & was]
-        self.overutilization[ending, 1] += now - self._over_since[ending]
-        self._over_since[ending] = np.nan
+        self._over[p] = over
+        if over:
+            self._over_since[p] = now
+            self.overutilization[p, 0] += 1
+        else:
+            self.overutilization[p, 1] += now - self._over_since[p]
+            self._over_since[p] = np.nan
 
     def overutilization_report(self, now: float) -> dict:
         """Memory-bandwidth over-utilization per processor, for ``overutilizations.json``.

@@ -48,7 +48,7 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     SWF traces are converted afresh on every run (no cache, so a changed
     option always takes effect), with the platform's core count and reference
     speed, the options' seed, ``nb_jobs``, ``first_job``, ``actual_work``,
-    ``profile_type`` and ``default_mem``.
+    ``profile_type``, ``default_mem``, ``enforce_walltime`` and ``mem_bw_choices``.
 
     Raises:
         OptionsError: no workload given.
@@ -73,7 +73,8 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     return swf_to_workload(path, nb_cores=hierarchy.n_cores, reference_speed=hierarchy.reference_speed,
                            nb_jobs=options.nb_jobs, first_job=options.first_job,
                            actual_work=options.actual_work, profile_type=options.profile_type,
-                           default_mem=options.default_mem, seed=options.seed)
+                           default_mem=options.default_mem, seed=options.seed,
+                           enforce_walltime=options.enforce_walltime, mem_bw_choices=options.mem_bw_choices)
 
 
 def build_agent(options: Options, agent_path: str | None, observation_size: int) -> Agent:

@@ -182,8 +182,11 @@ class WorkloadManager:
             self.running[job.index] = (job, cores)
             started.append(job.index)
         if started:
-            gone = set(started)
-            self.queue = [j for j in self.queue if j.index not in gone]
+            if ordered is self.queue:
+                del self.queue[:len(started)]   # "first": the started jobs are a prefix
+            else:
+                gone = set(started)
+                self.queue = [j for j in self.queue if j.index not in gone]
         return len(started)
 
     def _switch(self, changes: dict[int, list[int]]) -> None:

@@ -17,7 +17,7 @@ An options file is JSON::
                   "run": "train" | "test", "hidden": 128, "lr": 0.001, "gamma": 0.99}
       },
       "workload": {"actual_work": "runtime", "first_job": 0, "profile_type": "parallel_homogeneous",
-                   "default_mem": 0.0}          # HDeepRM 0.3 addition, optional
+                   "default_mem": 0.0, "enforce_walltime": false}   # HDeepRM addition, optional
     }
 
 Relative paths are resolved against the options file's folder. Unknown keys
@@ -79,6 +79,8 @@ SCHEMA: dict[str, Any] = {
             "first_job": {"type": "integer", "minimum": 0},
             "profile_type": {"enum": ["parallel_homogeneous", "delay"]},
             "default_mem": {"type": "number", "minimum": 0},
+            "enforce_walltime": {"type": "boolean"},
+            "mem_bw_choices": {"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0}},
         }},
     },
 }
@@ -109,6 +111,11 @@ class Options:
         first_job: Usable SWF jobs skipped before the selection [0].
         profile_type: Profile of SWF jobs, "parallel_homogeneous" or "delay".
         default_mem: Memory per core in MB when SWF fields 10 and 7 are missing [0 = none].
+        mem_bw_choices: Memory bandwidth per core in GB/s drawn uniformly for SWF jobs
+            [4, 8, 12, 16, 20, 24, the original HDeepRM's]; [0] = no bandwidth demand.
+        enforce_walltime: Kill SWF jobs that run longer than their requested time [False: as the
+            original HDeepRM, the requested time is only the estimate policies see; contention
+            slows jobs down and must not kill them].
         source: The options file.
     """
 
@@ -131,6 +138,8 @@ class Options:
     first_job: int = 0
     profile_type: str = "parallel_homogeneous"
     default_mem: float = 0.0
+    enforce_walltime: bool = False
+    mem_bw_choices: list[float] = field(default_factory=lambda: [4.0, 8.0, 12.0, 16.0, 20.0, 24.0])
     source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,7 +203,9 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
         gamma=float(agent.get("gamma", 0.99)),
         actual_work=wl.get("actual_work", "runtime"), first_job=wl.get("first_job", 0),
         profile_type=wl.get("profile_type", "parallel_homogeneous"),
-        default_mem=float(wl.get("default_mem", 0.0)), source=source,
+        default_mem=float(wl.get("default_mem", 0.0)), enforce_walltime=wl.get("enforce_walltime", False),
+        mem_bw_choices=[float(x) for x in wl.get("mem_bw_choices", [4, 8, 12, 16, 20, 24])],
+        source=source,
     )
     actions_opt = env.get("actions", {})
     if "selection" in actions_opt:

@@ -75,6 +75,8 @@ ALTERED_NO_MEMORY = "altered: no memory (default used)"
 FLAGGED_TOO_LARGE = "flagged: larger than the platform (rejected at submission)"
 #: Report key: actual time > requested time; kept, killed at its walltime.
 FLAGGED_OVER_WALLTIME = "flagged: actual time exceeds requested time (killed at walltime)"
+#: Report key: actual time > requested time, with walltimes not enforced (the job runs to its end).
+FLAGGED_OVER_REQUEST = "flagged: actual time exceeds requested time (walltime not enforced)"
 
 #: Every report key, in the order reports are printed.
 REPORT_KEYS: tuple[str, ...] = (
@@ -167,7 +169,7 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
                         actual_work: str = "runtime",
                         profile_type: str = PARALLEL_HOMOGENEOUS, default_mem: float = 0.0,
                         mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
-                        name: str = "w0", source: str = "") -> Workload:
+                        name: str = "w0", source: str = "", enforce_walltime: bool = True) -> Workload:
     """Convert SWF records to a workload (the engine of :func:`swf_to_workload`).
 
     Args:
@@ -176,7 +178,7 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
             :class:`~hdeeprm.workload.swf.SWFRecord`.
         source: Path recorded in :attr:`Workload.source`.
         nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
-        profile_type, default_mem, mem_bw_choices, seed, name: As in
+        profile_type, default_mem, mem_bw_choices, seed, name, enforce_walltime: As in
             :func:`swf_to_workload`.
 
     Returns:
@@ -216,7 +218,8 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
               ALTERED_NO_REQUESTED_TIME: int(count - has_request.sum()),
               ALTERED_NO_MEMORY: int(count - has_mem.sum()),
               FLAGGED_TOO_LARGE: int((size > nb_cores).sum()),
-              FLAGGED_OVER_WALLTIME: int((actual > requested).sum())}
+              (FLAGGED_OVER_WALLTIME if enforce_walltime else FLAGGED_OVER_REQUEST):
+                  int((actual > requested).sum())}
 
     if profile_type == DELAY:
         work, prefix = actual, "d"
@@ -234,8 +237,8 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
             profile = (Profile(label, DELAY, delay=amount) if profile_type == DELAY
                        else Profile(label, PARALLEL_HOMOGENEOUS, cpu=amount))
             profiles[amount] = profile
-        jobs.append(Job(index, str(number), sub, res, walltime, profile, job_mem, job_bw,
-                        number, walltime))
+        jobs.append(Job(index, str(number), sub, res, walltime if enforce_walltime else -1.0, profile,
+                        job_mem, job_bw, number, walltime))
     return Workload(jobs, name=name, nb_res=int(nb_cores), reference_speed=float(reference_speed),
                     report=report, source=source)
 
@@ -245,7 +248,7 @@ def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: 
                     time_window: tuple[float, float] | None = None, actual_work: str = "runtime",
                     profile_type: str = PARALLEL_HOMOGENEOUS, default_mem: float = 0.0,
                     mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
-                    name: str = "w0") -> Workload:
+                    name: str = "w0", enforce_walltime: bool = True) -> Workload:
     """Read an SWF trace and convert it to a workload, following the module's rules.
 
     Args:
@@ -265,6 +268,11 @@ def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: 
         mem_bw_choices: Memory bandwidth values in GB/s per core, drawn uniformly.
         seed: Seed of the random draws (bandwidth, Tsafrir ratios).
         name: Workload name (Batsim's ``w0``).
+        enforce_walltime: True (Batsim's convention): the requested time is the job's
+            walltime and a job running longer is killed. False: the job has no walltime
+            (``-1``) and the requested time is only the estimate policies see, as in the
+            original HDeepRM (whose profiles carried ``req_time`` but no Batsim walltime),
+            so jobs slowed down by contention are not killed.
 
     Returns:
         The workload: jobs sorted by ``subtime`` (seconds from the earliest kept job),
@@ -283,7 +291,7 @@ def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: 
                                nb_jobs=nb_jobs, first_job=first_job, time_window=time_window,
                                actual_work=actual_work, profile_type=profile_type,
                                default_mem=default_mem, mem_bw_choices=mem_bw_choices,
-                               seed=seed, name=name, source=source)
+                               seed=seed, name=name, source=source, enforce_walltime=enforce_walltime)
 
 
 def format_report(report: dict[str, int]) -> str:

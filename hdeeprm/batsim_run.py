@@ -1,0 +1,116 @@
+"""Run HDeepRM's decision system against a real Batsim (``hdeeprm-launch --simulator batsim``).
+
+The launcher writes the SimGrid XML platform (one host per core, names that
+sort in core order) and the Batsim JSON workload into the output folder,
+starts the ``batsim`` binary on a free loopback port and runs the same
+:class:`~hdeeprm.manager.WorkloadManager` as a PyBatsim scheduler
+(:mod:`hdeeprm.simulation.pybatsim_adapter`). Batsim writes its own
+``out_*.csv`` there; HDeepRM adds ``out_metrics.json`` and
+``overutilizations.json``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hdeeprm.agent import Agent
+from hdeeprm.manager import WorkloadManager
+from hdeeprm.metrics import summarize
+from hdeeprm.options import Options
+from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.workload.model import JobState, Workload
+
+
+@dataclass
+class BatsimEpisodeView:
+    """What observers and rewards read during a Batsim-driven run (mirrors :class:`~hdeeprm.episode.Episode`).
+
+    Attributes:
+        hierarchy: The platform.
+        workload: The jobs.
+        manager: The workload manager.
+        engine: The PyBatsim adapter (offers ``now`` and ``progress(job)`` like the engine).
+    """
+
+    hierarchy: ResourceHierarchy
+    workload: Workload
+    manager: WorkloadManager
+    engine: Any
+
+
+def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,
+                  outdir: str | Path, batsim: str = "batsim", observer=None, reward=None) -> dict:
+    """Simulate with a real Batsim binary; returns the metrics summary.
+
+    Args:
+        hierarchy, workload, options: The run's inputs.
+        agent: Decides at every decision point.
+        outdir: Output folder (inputs for Batsim are written there too).
+        batsim: Name or path of the ``batsim`` binary (or a stand-in such as ``hdeeprm-batsim``).
+        observer, reward: As in :func:`hdeeprm.launch.run_episode`.
+
+    Raises:
+        HDeepRMError: no binary found, PyBatsim missing, or Batsim failed (quoting its log).
+    """
+    from hdeeprm.platform import write_simgrid_platform
+    from hdeeprm.simulation.pybatsim_adapter import run_with_batsim
+    from hdeeprm.workload.batsim_json import write_batsim_workload
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    platform_xml = outdir / "platform.xml"
+    workload_json = outdir / "workload.json"
+    write_simgrid_platform(hierarchy, platform_xml)
+    write_batsim_workload(workload, workload_json, nb_res=hierarchy.n_cores)
+    managers: list[WorkloadManager] = []
+
+    def on_batch_factory(port):
+        manager = WorkloadManager(port, hierarchy, actions=options.actions, seed=options.seed,
+                                  has_future_events=port.has_pending_events)
+        managers.append(manager)
+        view = BatsimEpisodeView(hierarchy, workload, manager, port)
+        needs_obs = agent.needs_observation and observer is not None
+
+        def on_batch(now, submitted, completed):
+            if manager.on_batch(now, submitted, completed):
+                manager.apply(int(agent.decide(observer(view) if needs_obs else None)))
+                if reward is not None:
+                    agent.rewarded(reward(view))
+        return on_batch
+
+    run = run_with_batsim(workload, platform_xml, workload_json, on_batch_factory, batsim=batsim,
+                          outdir=outdir, energy=True, hosts=hierarchy.host_specs())
+    sched = run.scheduler
+    n = len(workload.jobs)
+    start = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    states = [JobState.REJECTED] * n
+    for i, s in sched.final_state.items():
+        states[i] = JobState(s) if s in JobState.__members__ else JobState.COMPLETED_KILLED
+    for i, t in sched.start_time.items():
+        start[i] = t
+    for i, t in sched.finish_time.items():
+        finish[i] = t
+    energy = _consumed_joules(run.outdir)
+    metrics = summarize(workload.jobs, states, start, finish, hierarchy.n_cores, energy)
+    metrics["decisions"] = managers[0].decisions if managers else 0
+    (outdir / "out_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    if managers:
+        over = managers[0].state.overutilization_report(float(np.nanmax(finish)) if n else 0.0)
+        (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
+    return metrics
+
+
+def _consumed_joules(outdir: Path) -> float:
+    path = outdir / "out_schedule.csv"
+    if not path.exists():
+        return math.nan
+    with open(path, newline="") as f:
+        row = next(csv.DictReader(f), {})
+    return float(row.get("consumed_joules", "nan"))
