@@ -1,0 +1,46 @@
+"""Fixtures of the learning tests: the learning toy (4 cores, 2 jobs) shipped with the examples."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY_OPTIONS = ROOT / "examples" / "learning" / "learning.json"
+TOY_WORKLOAD = ROOT / "examples" / "learning" / "workload.json"
+TOY_PLATFORM = ROOT / "platforms" / "learning.json"
+AGENTS = ROOT / "examples" / "agents"
+
+
+@pytest.fixture(scope="session")
+def toy_hierarchy():
+    """The toy platform: one node (32 GB), processors of 2 cores at 4 and 4.4 GFLOP/s, 32 GB/s each."""
+    from hdeeprm.platform import load_platform
+
+    return load_platform(TOY_PLATFORM)
+
+
+@pytest.fixture(scope="session")
+def toy_workload():
+    """Two 1-core jobs at t = 0, 21 GFLOP, 8000 MB and 24 GB/s each, requested time 5 s."""
+    from hdeeprm.workload.batsim_json import read_batsim_workload
+
+    return read_batsim_workload(TOY_WORKLOAD)
+
+
+@pytest.fixture(scope="session")
+def toy_options():
+    """The toy's options: objective makespan, minimal observation, 5 pairs."""
+    from hdeeprm.options import load_options
+
+    return load_options(TOY_OPTIONS)
+
+
+def toy_episode(hierarchy, workload, options, action):
+    """A toy episode after its single decision took ``action``."""
+    from hdeeprm.episode import Episode
+
+    ep = Episode(hierarchy, workload, actions=options.actions, seed=0, record=False)
+    assert ep.advance()
+    ep.apply(action)
+    return ep

@@ -1,0 +1,60 @@
+"""Rewards of the six objectives, worked out by hand on the learning toy."""
+from __future__ import annotations
+
+import pytest
+
+from hdeeprm.errors import OptionsError
+from hdeeprm.options import OBJECTIVES
+from hdeeprm.reward import make_reward
+
+from .conftest import toy_episode
+
+# Toy: processor 0 = cores 0, 1 (G 4 GFLOP/s, P 40 W), processor 1 = cores 2, 3 (4.4 GFLOP/s, 50 W),
+# 32 GB/s each; two 1-core jobs of 24 GB/s. Action 0 (shortest-high_gflops) packs both jobs on
+# processor 1 (48 > 32 GB/s: P1, 0.75 G), action 1 (shortest-high_mem_bw) spreads them (P0),
+# action 2 (shortest-low_power) packs them on processor 0 (P1).
+EXPECTED = {
+    0: {"makespan": 2 * 0.75 * 4.4, "energy_consumption": -(2 * 50 + 2 * 0.05 * 40),
+        "edp": -((2 * 50 + 2 * 0.05 * 40) / 180) * (16.8 / 6.6) ** 2},
+    1: {"makespan": 4.0 + 4.4, "energy_consumption": -(40 + 50 + 0.25 * 40 + 0.25 * 50),
+        "edp": -(112.5 / 180) * (16.8 / 8.4) ** 2},
+    2: {"makespan": 2 * 0.75 * 4.0, "energy_consumption": -(2 * 40 + 2 * 0.05 * 50),
+        "edp": -(85 / 180) * (16.8 / 6.0) ** 2},
+}
+
+
+@pytest.mark.parametrize("action", [0, 1, 2])
+def test_pstate_objectives(toy_hierarchy, toy_workload, toy_options, action):
+    ep = toy_episode(toy_hierarchy, toy_workload, toy_options, action)
+    for objective, value in EXPECTED[action].items():
+        assert make_reward(objective)(ep) == pytest.approx(value, rel=1e-12), objective
+
+
+def test_job_count_objectives(toy_hierarchy, toy_workload, toy_options):
+    ep = toy_episode(toy_hierarchy, toy_workload, toy_options, 1)
+    assert make_reward("avg_job_slowdown")(ep) == pytest.approx(-2 / 5)  # two running jobs, 5 s requested
+    assert make_reward("avg_job_completion")(ep) == -2.0
+    assert make_reward("avg_utilization")(ep) == 2.0
+
+
+def test_edp_of_an_idle_platform_uses_the_floor_speed(toy_hierarchy, toy_workload, toy_options):
+    from hdeeprm.episode import Episode
+
+    ep = Episode(toy_hierarchy, toy_workload, actions=toy_options.actions, seed=0, record=False)
+    ep.advance()  # nothing started: every core in P3, 4 x 0.05 P
+    floor = 0.75 * 4.0
+    assert make_reward("edp")(ep) == pytest.approx(-(0.05 * 180 / 180) * (16.8 / floor) ** 2)
+    assert make_reward("makespan")(ep) == 0.0
+
+
+def test_every_objective_runs_a_whole_episode(toy_hierarchy, toy_workload, toy_options):
+    ep = toy_episode(toy_hierarchy, toy_workload, toy_options, 3)
+    for objective in OBJECTIVES:
+        assert isinstance(make_reward(objective)(ep), float)
+
+
+def test_unknown_objective():
+    with pytest.raises(OptionsError, match=r"unknown objective 'makespam' \(valid: avg_job_slowdown, "
+                                           r"avg_job_completion, avg_utilization, makespan, energy_consumption, "
+                                           r"edp; did you mean 'makespan'\?\)"):
+        make_reward("makespam")
