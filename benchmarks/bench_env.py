@@ -80,9 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    mask = "off" if args.no_mask else "on"
     print(f"{args.steps} steps in {seconds:.3f} s: {args.steps / seconds:,.0f} steps/s "
-          f"({args.observation} observation, {env.action_space.n} actions, action_mask {'off' if args.no_mask else 'on'}, {args.jobs}-job KTH-SP2 window, "
-          f"{env.hierarchy.n_cores} cores, {episodes} episodes ended)")
+          f"({args.observation} observation, {env.action_space.n} actions, action_mask {mask}, "
+          f"{args.jobs}-job KTH-SP2 window, {env.hierarchy.n_cores} cores, {episodes} episodes ended)")
     return 0
 
 

@@ -165,20 +165,19 @@ def _gantt(outdir: Path, ax) -> None:
     ax.set_title("Gantt chart")
 
 
-def _utilization(outdir: Path, ax) -> None:
-    t, v = busy_cores(read_jobs(outdir / "out_jobs.csv"))
-    ax.step(t, v, where="post")
+def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: str) -> None:
+    ax.step(*series, where="post")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("busy cores")
-    ax.set_title("Utilization")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+
+
+def _utilization(outdir: Path, ax) -> None:
+    _step_plot(ax, busy_cores(read_jobs(outdir / "out_jobs.csv")), "busy cores", "Utilization")
 
 
 def _queue_size(outdir: Path, ax) -> None:
-    t, v = queue_size(read_jobs(outdir / "out_jobs.csv"))
-    ax.step(t, v, where="post")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("pending jobs")
-    ax.set_title("Queue size")
+    _step_plot(ax, queue_size(read_jobs(outdir / "out_jobs.csv")), "pending jobs", "Queue size")
 
 
 _DRAW: dict[str, Callable] = {"rewards": _rewards, "losses": _losses, "action_preferences": _action_preferences,
