@@ -32,9 +32,10 @@ setup(
     extras_require={
         # pybatsim 3.2.1 pins pyzmq<23, which does not build on Python 3.11; it runs fine with
         # a current pyzmq: see README.rst ("Real Batsim and PyBatsim") for the install line.
-        "batsim": ["pyzmq>=25"],
+        "batsim": ["pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7"],
         "sb3": ["stable-baselines3>=2.3"],
-        "test": ["pytest>=7", "pyzmq>=25", "stable-baselines3>=2.3"],
+        "test": ["pytest>=7", "pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7",
+                 "stable-baselines3>=2.3"],
     },
     entry_points={
         "console_scripts": [
