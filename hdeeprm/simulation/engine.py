@@ -82,6 +82,15 @@ _REJECTED = JobState.REJECTED
 _INF = math.inf
 _sum = np.add.reduce
 _min = np.minimum.reduce
+_SPEED, _IDLE, _COMP = 0, 1, 2  # rows of Engine._table / Engine._cur
+#: Up to this many values, Python's sum/min over ``tolist()`` beat numpy's reductions, whose
+#: fixed cost (~3 us) dominates on the small host sets of most jobs.
+_SMALL = 32
+
+
+def _total(values: np.ndarray) -> float:
+    """Sum of a 1-D float array, fast for small arrays."""
+    return sum(values.tolist()) if len(values) <= _SMALL else float(_sum(values))
 
 
 @dataclass(slots=True)
@@ -171,6 +180,11 @@ class SimulationResult:
     simulation_time: float
 
 
+def _command(job: Job | None) -> str:
+    """Name of a command in error messages: ``execute job 'id'`` or ``set_pstate``."""
+    return "set_pstate" if job is None else f"execute job {job.id!r}"
+
+
 def _host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pack host pstate tables into (n_hosts, max_pstates) arrays padded with NaN.
 
@@ -247,10 +261,15 @@ class Engine:
     def __init__(self, hosts: Sequence[HostSpec], workload: Workload, *, energy: bool = True,
                  record: bool = True, ack_pstates: bool = False) -> None:
         self._hosts = tuple(hosts)
-        self._speeds, self._idle_w, self._comp_w, self._n_pstates = _host_tables(self._hosts)
+        speeds, idle_w, comp_w, self._n_pstates = _host_tables(self._hosts)
         n = len(self._hosts)
+        # _table[k, p, h]: speed (FLOP/s, k = 0), Idle (W, k = 1), AllCores (W, k = 2) of host h
+        # in pstate p; _cur[k, h] the same in host h's current pstate. One gather of
+        # _cur[:, hosts] gives everything a job start or a pstate switch needs.
+        self._table = np.ascontiguousarray(np.stack([speeds, idle_w, comp_w]).transpose(0, 2, 1))
         self._n_hosts = n
-        self._rows = np.arange(n)
+        # Number of pstates when every host has the same (the usual case), else 0.
+        self._uniform_pstates = int(self._n_pstates[0]) if (self._n_pstates == self._n_pstates[0]).all() else 0
         self._workload = workload
         self._energy = bool(energy)
         self._record = bool(record)
@@ -262,14 +281,12 @@ class Engine:
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job = np.full(n, -1, dtype=np.intp)
-        self._cur_speed = self._speeds[self._rows, self.pstate]
-        # Energy: E_h(t) = offset_h + power_h * t for every host h (joules, watts, seconds).
-        self._computing = np.zeros(n, dtype=bool)
-        self._cur_idle = self._idle_w[self._rows, self.pstate]  # W in the current pstate
-        self._cur_comp = self._comp_w[self._rows, self.pstate]
+        self._cur = self._table[:, self.pstate, np.arange(n)]
+        self._cur_idle = self._cur[_IDLE]  # a view, for fast 1-D gathers
+        self._computing = np.zeros(n, dtype=bool)  # a parallel_homogeneous job runs on the host
         # Platform energy E(t) = total_offset + total_power * t (J); total_offset changes by
         # -dP * t whenever the platform power changes by dP at time t.
-        self._total_power = float(self._cur_idle.sum())
+        self._total_power = float(self._cur[_IDLE].sum())
         self._total_offset = 0.0
         self._wattmin = self._total_power
 
@@ -421,6 +438,14 @@ class Engine:
         return Batch(t, submitted, completed, calls > 0, killed, calls, acks)
 
     # ------------------------------------------------------------------ energy helpers
+    def _summarise(self, idx: np.ndarray) -> tuple[float, float, float]:
+        """Lockstep speed (min FLOP/s), total Idle and total AllCores wattage (W) of hosts ``idx``."""
+        block = self._cur[:, idx]
+        if len(idx) <= _SMALL:  # Python's min/sum over lists beat numpy's fixed reduction cost
+            speed, idle, comp = block.tolist()
+            return min(speed), sum(idle), sum(comp)
+        return float(_min(block[_SPEED])), float(_sum(block[_IDLE])), float(_sum(block[_COMP]))
+
     def _add_power(self, delta: float) -> None:
         """The platform power changes by ``delta`` W at :attr:`now` (energy stays continuous)."""
         self._total_offset -= delta * self.now
@@ -448,11 +473,11 @@ class Engine:
         self._energy_log.append((self.now, self.consumed_energy(), kind, self._wattmin))
 
     # ------------------------------------------------------------------ job life cycle
-    def _check_hosts(self, hosts: Sequence[int], what: str) -> tuple[tuple[int, ...], np.ndarray]:
-        """Validate host ids; returns them as a tuple of ints and an index array."""
+    def _check_hosts(self, hosts: Sequence[int], job: Job | None) -> tuple[tuple[int, ...], np.ndarray]:
+        """Validate host ids for ``job`` (None: set_pstate); returns a tuple of ints and an index array."""
         if isinstance(hosts, np.ndarray):
             if hosts.dtype.kind not in "iu" or hosts.ndim != 1:
-                raise SimulationError(f"{what}: host ids must be a 1-D integer array, got "
+                raise SimulationError(f"{_command(job)}: host ids must be a 1-D integer array, got "
                                       f"dtype {hosts.dtype} and shape {hosts.shape}")
             idx = hosts.astype(np.intp)  # a copy: the caller may reuse its array
             alloc = tuple(idx.tolist())
@@ -460,16 +485,16 @@ class Engine:
             try:
                 alloc = tuple(map(operator.index, hosts))
             except TypeError:
-                raise SimulationError(f"{what}: host ids must be integers, got {hosts!r}") from None
+                raise SimulationError(f"{_command(job)}: host ids must be integers, got {hosts!r}") from None
             idx = np.array(alloc, dtype=np.intp)
         if not alloc:
-            raise SimulationError(f"{what}: the host list is empty")
+            raise SimulationError(f"{_command(job)}: the host list is empty")
         n = self._n_hosts
         if min(alloc) < 0 or max(alloc) >= n:
             bad = [h for h in alloc if not 0 <= h < n]
-            raise SimulationError(f"{what}: host ids must be in [0, {n - 1}], got {bad}")
+            raise SimulationError(f"{_command(job)}: host ids must be in [0, {n - 1}], got {bad}")
         if len(set(alloc)) != len(alloc):
-            raise SimulationError(f"{what}: host ids must be distinct, got {list(alloc)}")
+            raise SimulationError(f"{_command(job)}: host ids must be distinct, got {list(alloc)}")
         return alloc, idx
 
     def _require_state(self, job: Job, wanted: JobState, action: str) -> int:
@@ -495,12 +520,12 @@ class Engine:
                 or the number of hosts differs from ``job.res``.
         """
         i = self._require_state(job, _SUBMITTED, "execute")
-        alloc, idx = self._check_hosts(hosts, f"execute job {job.id!r}")
+        alloc, idx = self._check_hosts(hosts, job)
         if len(alloc) != job.res:
             raise SimulationError(f"execute job {job.id!r}: it requests {job.res} hosts, got "
                                   f"{len(alloc)} ({list(alloc)})")
         busy = self.busy
-        if busy[idx].any():
+        if np.count_nonzero(busy[idx]):
             taken = [h for h in alloc if busy[h]]
             raise SimulationError(f"execute job {job.id!r} at t = {self.now:g} s: hosts {taken} "
                                   f"are busy")
@@ -515,21 +540,23 @@ class Engine:
         self._start_seq[i] = self._n_started
         self._n_started += 1
         ph = self._is_ph[i]
+        if ph:
+            speed, idle, comp = self._summarise(idx)
+        elif self._energy:
+            idle = _total(self._cur_idle[idx])
         if self._energy:
-            idle = float(_sum(self._cur_idle[idx]))
             self._job_idle[i] = idle
             self._job_e[i] = 0.0
             self._job_t[i] = now
             if ph:
                 self._computing[idx] = True
-                power = float(_sum(self._cur_comp[idx]))
-                self._add_power(power - idle)
-                self._job_power[i] = power
+                self._add_power(comp - idle)
+                self._job_power[i] = comp
             else:
                 self._job_power[i] = idle
         if ph:
             self._remaining[i] = job.profile.cpu
-            self._rate[i] = float(_min(self._cur_speed[idx]))
+            self._rate[i] = speed
             self._last[i] = now
             self._schedule_end(i)
         else:
@@ -637,38 +664,44 @@ class Engine:
         Raises:
             SimulationError: A host id or the pstate is out of range.
         """
-        alloc, idx = self._check_hosts(hosts, "set_pstate")
+        alloc, idx = self._check_hosts(hosts, None)
         p = int(pstate)
-        limit = int(self._n_pstates[idx].min())
+        limit = self._uniform_pstates or int(_min(self._n_pstates[idx]))
         if not 0 <= p < limit:
             raise SimulationError(f"set_pstate: pstate must be in [0, {limit - 1}] for hosts "
                                   f"{list(alloc)}, got {pstate}")
         if self._record and self._energy:
             self._log_energy("p")
-        running = self._host_job[idx]
-        jobs_here = sorted(set(running[running >= 0].tolist()))
-        affected = [j for j in jobs_here if self._is_ph[j]]
-        for j in affected:
-            self._advance(j)
-        if self._energy:
-            idle_new, comp_new = self._idle_w[idx, p], self._comp_w[idx, p]
-            d_idle = idle_new - self._cur_idle[idx]
-            d_comp = comp_new - self._cur_comp[idx]
-            self._wattmin += float(_sum(d_idle))
-            self._add_power(float(_sum(np.where(self._computing[idx], d_comp, d_idle))))
-            self._cur_idle[idx] = idle_new
-            self._cur_comp[idx] = comp_new
-            for j in jobs_here:
+        jobs_here = set(self._host_job[idx].tolist())
+        jobs_here.discard(-1)
+        jobs_here = sorted(jobs_here)
+        energy, is_ph = self._energy, self._is_ph
+        for j in jobs_here:  # progress and energy up to now, at the old pstates
+            if is_ph[j]:
+                self._advance(j)
+            if energy:
                 self._job_energy_now(j)
-                alloc_j = self._alloc_idx[j]
-                self._job_idle[j] = float(_sum(self._cur_idle[alloc_j]))
-                self._job_power[j] = (float(_sum(self._cur_comp[alloc_j])) if self._is_ph[j]
-                                      else self._job_idle[j])
+        new = self._table[:, p, idx]
+        if energy:
+            # Platform power change = sum of the Idle changes of these hosts, corrected below for
+            # the hosts that compute (they switch between AllCores wattages instead).
+            d_idle = _total(new[_IDLE]) - _total(self._cur_idle[idx])
+            self._wattmin += d_idle
+        self._cur[:, idx] = new
         self.pstate[idx] = p
-        self._cur_speed[idx] = self._speeds[idx, p]
-        for j in affected:
-            self._rate[j] = float(_min(self._cur_speed[self._alloc_idx[j]]))
-            self._schedule_end(j)
+        d_power = 0.0
+        for j in jobs_here:
+            speed, idle, comp = self._summarise(self._alloc_idx[j])
+            if is_ph[j]:
+                if energy:
+                    d_power += (comp - self._job_power[j]) - (idle - self._job_idle[j])
+                    self._job_power[j], self._job_idle[j] = comp, idle
+                self._rate[j] = speed
+                self._schedule_end(j)
+            elif energy:
+                self._job_power[j] = self._job_idle[j] = idle
+        if energy:
+            self._add_power(d_idle + d_power)
         self._grouped_switches += 1
         self._machine_switches += len(alloc)
         if self._ack:
@@ -745,7 +778,7 @@ class Engine:
         """Current power of each host in watts, float64 (n_hosts,) (a copy; zeros without energy)."""
         if not self._energy:
             return np.zeros(self._n_hosts)
-        return np.where(self._computing, self._cur_comp, self._cur_idle)
+        return np.where(self._computing, self._cur[_COMP], self._cur[_IDLE])
 
     def result(self) -> SimulationResult:
         """Snapshot of the simulation for the output writers (callable at any time).
