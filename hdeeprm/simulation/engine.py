@@ -269,7 +269,8 @@ class Engine:
         self._table = np.ascontiguousarray(np.stack([speeds, idle_w, comp_w]).transpose(0, 2, 1))
         self._n_hosts = n
         # Number of pstates when every host has the same (the usual case), else 0.
-        self._uniform_pstates = int(self._n_pstates[0]) if (self._n_pstates == self._n_pstates[0]).all() else 0
+        counts = self._n_pstates
+        self._uniform_pstates = int(counts[0]) if (counts == counts[0]).all() else 0
         self._workload = workload
         self._energy = bool(energy)
         self._record = bool(record)
@@ -474,7 +475,11 @@ class Engine:
 
     # ------------------------------------------------------------------ job life cycle
     def _check_hosts(self, hosts: Sequence[int], job: Job | None) -> tuple[tuple[int, ...], np.ndarray]:
-        """Validate host ids for ``job`` (None: set_pstate); returns a tuple of ints and an index array."""
+        """Validate host ids for ``job`` (None: set_pstate).
+
+        Returns:
+            The ids as a tuple of ints and as an intp index array (a copy).
+        """
         if isinstance(hosts, np.ndarray):
             if hosts.dtype.kind not in "iu" or hosts.ndim != 1:
                 raise SimulationError(f"{_command(job)}: host ids must be a 1-D integer array, got "
@@ -485,7 +490,8 @@ class Engine:
             try:
                 alloc = tuple(map(operator.index, hosts))
             except TypeError:
-                raise SimulationError(f"{_command(job)}: host ids must be integers, got {hosts!r}") from None
+                raise SimulationError(f"{_command(job)}: host ids must be integers, "
+                                      f"got {hosts!r}") from None
             idx = np.array(alloc, dtype=np.intp)
         if not alloc:
             raise SimulationError(f"{_command(job)}: the host list is empty")

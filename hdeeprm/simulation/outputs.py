@@ -217,7 +217,8 @@ def write_consumed_energy_csv(path: str | os.PathLike, result: SimulationResult)
     _write_lines(path, lines)
 
 
-def write_outputs(outdir: str | os.PathLike, result: SimulationResult, prefix: str = "out") -> list[Path]:
+def write_outputs(outdir: str | os.PathLike, result: SimulationResult,
+                  prefix: str = "out") -> list[Path]:
     """Write every Batsim output file of a run into ``outdir`` (created if needed).
 
     Without energy (Batsim without ``-E``) the pstate and energy files are not written.

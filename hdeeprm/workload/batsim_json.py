@@ -164,7 +164,8 @@ def _compact(value: float) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
 
 
-def write_batsim_workload(workload: Workload, path: str | os.PathLike, *, nb_res: int | None = None) -> None:
+def write_batsim_workload(workload: Workload, path: str | os.PathLike, *,
+                          nb_res: int | None = None) -> None:
     """Write a workload as Batsim JSON that :func:`read_batsim_workload` reads back identically.
 
     Profiles are written once by name. Job keys beyond Batsim's are added only when they carry

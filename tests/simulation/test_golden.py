@@ -146,3 +146,10 @@ def test_kth_realistic_network_invariants(runs):
     killed = sorted(int(j) for j, r in mine.items() if r["final_state"] == "COMPLETED_WALLTIME_REACHED")
     assert killed == [127, 128, 129, 130, 301, 376, 406, 462, 597, 1213, 1214, 1252, 1253, 1254, 1255,
                       1256, 1257, 1483, 1518, 1803, 1804, 1805, 1833, 1837]
+
+
+def test_reruns_are_byte_identical(runs, tmp_path):
+    again = simulate("energy-micro", "platform.xml", run_fcfs, tmp_path)
+    for name in ("out_jobs.csv", "out_machine_states.csv", "out_consumed_energy.csv",
+                 "out_pstate_changes.csv"):
+        assert (again / name).read_bytes() == (runs["energy-micro/fcfs"] / name).read_bytes()
