@@ -39,6 +39,8 @@ quantity unscaled, so its values are all 0.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from hdeeprm.errors import OptionsError
@@ -54,6 +56,7 @@ QUEUE_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Percentile of a quantity over the workload that scales its queue values.
 NORMALISER_PERCENTILE = 99.0
 
+_INDEX = operator.attrgetter("index")
 _SPEED = np.asarray(PSTATE_SPEED_FACTORS, dtype=np.float32)
 _POWER = np.asarray(PSTATE_POWER_FACTORS, dtype=np.float32)
 
@@ -123,6 +126,46 @@ def queue_variation(now: int, before: int, sensitivity: float) -> float:
     return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
 
 
+class QueueIndex:
+    """Job indices of the manager's queue, cached between calls (callable).
+
+    The manager only appends to its queue list or replaces it by a new list
+    (:class:`~hdeeprm.manager.WorkloadManager`), so a list seen before with
+    the same first job and the same job at the previously last position only
+    gained jobs at its end: only those are read. Anything else rebuilds.
+    """
+
+    def __init__(self) -> None:
+        self._list = self._first = self._last = None
+        self._n = 0
+        self._buf = np.empty(64, dtype=np.intp)
+
+    def __call__(self, queue) -> np.ndarray:
+        """Indices of the jobs of ``queue`` (non-empty), int, shape (len(queue),) (a view, do not keep)."""
+        n = len(queue)
+        cached = self._n
+        if (queue is self._list and n >= cached and cached
+                and queue[0] is self._first and queue[cached - 1] is self._last):
+            if n > cached:
+                if n > self._buf.size:
+                    self._buf = np.resize(self._buf, 2 * n)
+                self._buf[cached:n] = list(map(_INDEX, queue[cached:]))
+        else:
+            if n > self._buf.size:
+                self._buf = np.empty(2 * n, dtype=np.intp)
+            self._buf[:n] = list(map(_INDEX, queue))
+            self._list = queue
+            self._first = queue[0]
+        self._n = n
+        self._last = queue[n - 1]
+        return self._buf[:n]
+
+
+#: The cache the observers and rewards share: the reward of a step and the next
+#: observation read the same queue, so the second finds it cached.
+SHARED_QUEUE_INDEX = QueueIndex()
+
+
 class Observer:
     """Builds the observation of an :class:`~hdeeprm.episode.Episode` (callable).
 
@@ -156,9 +199,7 @@ class Observer:
         # float32 like the observation, so no cast is needed when writing it.
         self._scaled_t = np.ascontiguousarray((job_quantities(workload) / queue_normalisers(workload)).T,
                                               dtype=np.float32)
-        self._q_list = self._q_first = self._q_last = None
-        self._q_n = 0
-        self._q_buf = np.empty(64, dtype=np.intp)
+        self._queue_indices = SHARED_QUEUE_INDEX
         n_res = 0
         if kind != "minimal":
             n_res = h.n_nodes + h.n_processors
@@ -195,31 +236,6 @@ class Observer:
                 pos = (lower, None, None)
             self._interp[n] = pos
         return pos
-
-    def _queue_indices(self, queue) -> np.ndarray:
-        """Job indices of ``queue`` (int, shape (len(queue),)), cached between calls.
-
-        The manager only appends to its queue list or replaces it by a new list,
-        so a list seen before with the same first and last job only gained jobs
-        at its end.
-        """
-        n = len(queue)
-        cached = self._q_n
-        if (queue is self._q_list and n >= cached and cached
-                and queue[0] is self._q_first and queue[cached - 1] is self._q_last):
-            if n > cached:
-                if n > self._q_buf.size:
-                    self._q_buf = np.resize(self._q_buf, 2 * n)
-                self._q_buf[cached:n] = [j.index for j in queue[cached:]]
-        else:
-            if n > self._q_buf.size:
-                self._q_buf = np.empty(2 * n, dtype=np.intp)
-            self._q_buf[:n] = [j.index for j in queue]
-            self._q_list = queue
-            self._q_first = queue[0]
-        self._q_n = n
-        self._q_last = queue[n - 1]
-        return self._q_buf[:n]
 
     def queue_values(self, queue, before: int, out: np.ndarray) -> None:
         """Write the 21 queue values of ``queue`` into ``out`` (float32, shape (21,))."""

@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.observation import requested_times
+from hdeeprm.observation import SHARED_QUEUE_INDEX, requested_times
 from hdeeprm.options import OBJECTIVES
 from hdeeprm.policies import suggest
 from hdeeprm.resources import P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, N_PSTATES
@@ -92,7 +92,9 @@ class Reward:
         self._hier = None
         self._tables: _Tables | None = None
         self._wl = None
-        self._inv_rt: list[float] = []
+        self._inv_rt = np.zeros(0)
+        self._inv_rt_list: list[float] = []
+        self._queue_indices = SHARED_QUEUE_INDEX
 
     def __call__(self, episode) -> float:
         """The reward of ``episode``'s current state (float, unit per objective)."""
@@ -108,12 +110,11 @@ class Reward:
         if episode.workload is not self._wl:
             self._wl = episode.workload
             rt = requested_times(episode.workload)
-            self._inv_rt = np.where(rt > 0.0, 1.0 / np.where(rt > 0.0, rt, 1.0), 0.0).tolist()
+            self._inv_rt = np.where(rt > 0.0, 1.0 / np.where(rt > 0.0, rt, 1.0), 0.0)
+            self._inv_rt_list = self._inv_rt.tolist()
         m = episode.manager
-        inv = self._inv_rt
-        total = 0.0
-        for job in m.queue:
-            total += inv[job.index]
+        total = float(self._inv_rt.take(self._queue_indices(m.queue)).sum()) if m.queue else 0.0
+        inv = self._inv_rt_list
         for i in m.running:
             total += inv[i]
         return -total

@@ -58,3 +58,31 @@ def test_unknown_objective():
                                            r"avg_job_completion, avg_utilization, makespan, energy_consumption, "
                                            r"edp; did you mean 'makespan'\?\)"):
         make_reward("makespam")
+
+
+def test_slowdown_reward_equals_the_direct_sum_along_a_trace():
+    from hdeeprm.environment import HDeepRMEnv
+    from hdeeprm.observation import requested_times
+
+    from .conftest import ROOT
+
+    env = HDeepRMEnv(platform=ROOT / "platforms" / "kth_sp2.json", workload=ROOT / "workloads" / "lublin_500_100.swf",
+                     nb_jobs=150, actions=["first-high_gflops", "smallest-low_power"], action_mask=False)
+    rt = requested_times(env.workload)
+    reward, seen = env.reward_fn, []
+
+    def checked(ep):  # the reward is computed right after the action, before the simulation advances
+        m = ep.manager
+        expected = -sum(1 / rt[j.index] for j in m.queue) - sum(1 / rt[i] for i in m.running)
+        value = reward(ep)
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        seen.append(len(m.queue))
+        return value
+
+    env.reward_fn = checked
+    env.reset(seed=0)
+    done, steps = False, 0
+    while not done:
+        _, _, done, _, _ = env.step(steps % 3 == 0)
+        steps += 1
+    assert len(seen) == steps > 100 and max(seen) > 10  # the queue really grew and shrank
