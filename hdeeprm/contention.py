@@ -27,6 +27,10 @@ from hdeeprm.resources import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.workload.model import Job
 
 
+#: Up to this many processors, pstates are re-derived core by core in Python; above, with NumPy.
+_LOOP_PROCESSORS = 2
+
+
 class ContentionModel:
     """Maps the load of a processor to the pstates of its cores.
 
@@ -83,6 +87,8 @@ class ResourceState:
         self.overutilization = np.zeros((h.n_processors, 2), dtype=np.float64)
         self._over_since = np.full(h.n_processors, np.nan)
         self._over = [False] * h.n_processors
+        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
+        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
         self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
@@ -144,22 +150,35 @@ class ResourceState:
     def _update(self, procs: list[int], now: float) -> dict[int, list[int]]:
         """Re-derive the pstates of the cores of ``procs``; returns the switches ``{pstate: cores}``."""
         core_free, core_pstate, model = self.core_free, self.core_pstate, self.model
-        busy, used_bw = self.processor_busy, self.processor_used_bw
-        changes: dict[int, list[int]] = {}
+        busy, used_bw, first, count = self.processor_busy, self.processor_used_bw, self._first, self._count
+        pairs = []
         for p in procs:
             n_busy, used, cap = int(busy[p]), float(used_bw[p]), self._mem_bw[p]
             self._record_one(p, n_busy > 0 and used > cap, now)
-            run_ps, idle_ps = model.pstates(n_busy, used, cap)
-            first = self._first[p]
-            stop = first + self._count[p]
-            current = core_pstate[first:stop].tolist()
-            for i, free in enumerate(core_free[first:stop].tolist()):
-                wanted = idle_ps if free else run_ps
-                if wanted != current[i]:
-                    changes.setdefault(wanted, []).append(first + i)
-        for pstate, cores in changes.items():
-            core_pstate[cores] = pstate
-        return dict(sorted(changes.items())) if len(changes) > 1 else changes
+            pairs.append(model.pstates(n_busy, used, cap))
+        changes: dict[int, list[int]] = {}
+        if len(procs) <= _LOOP_PROCESSORS:
+            # Few processors: a Python loop over their cores beats NumPy's per-call cost.
+            for p, (run_ps, idle_ps) in zip(procs, pairs):
+                start = first[p]
+                current = core_pstate[start:start + count[p]].tolist()
+                for i, free in enumerate(core_free[start:start + count[p]].tolist()):
+                    wanted = idle_ps if free else run_ps
+                    if wanted != current[i]:
+                        changes.setdefault(wanted, []).append(start + i)
+            for pstate, cores in changes.items():
+                core_pstate[cores] = pstate
+            return dict(sorted(changes.items())) if len(changes) > 1 else changes
+        parr = np.asarray(procs)
+        counts = self._count_np[parr]
+        ends = np.cumsum(counts)
+        cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
+        run_ps, idle_ps = (np.repeat(np.asarray(col), counts) for col in zip(*pairs))
+        wanted = np.where(core_free[cores], idle_ps, run_ps)
+        differ = wanted != core_pstate[cores]
+        cores, wanted = cores[differ], wanted[differ]
+        core_pstate[cores] = wanted
+        return {int(ps): cores[wanted == ps].tolist() for ps in np.unique(wanted)}
 
     def _record_one(self, p: int, over: bool, now: float) -> None:
         if over == self._over[p]:

@@ -86,6 +86,7 @@ class WorkloadManager:
         self.decisions = 0
         self.void_overridden = 0
         self._has_future_events = has_future_events
+        self._set_pstates = getattr(simulator, "set_pstates", None)
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.n_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
@@ -190,6 +191,11 @@ class WorkloadManager:
         return len(started)
 
     def _switch(self, changes: dict[int, list[int]]) -> None:
+        if not changes:
+            return
+        if self._set_pstates is not None:   # the embedded engine: all switches in one call
+            self._set_pstates(changes, validate=False)
+            return
         for pstate, cores in changes.items():
             self.sim.set_pstate(cores, pstate)
 

@@ -50,7 +50,7 @@ import math
 import operator
 import time as _wallclock
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -670,31 +670,71 @@ class Engine:
         Raises:
             SimulationError: A host id or the pstate is out of range.
         """
-        alloc, idx = self._check_hosts(hosts, None)
-        p = int(pstate)
-        limit = self._uniform_pstates or int(_min(self._n_pstates[idx]))
-        if not 0 <= p < limit:
-            raise SimulationError(f"set_pstate: pstate must be in [0, {limit - 1}] for hosts "
-                                  f"{list(alloc)}, got {pstate}")
-        if self._record and self._energy:
-            self._log_energy("p")
-        jobs_here = set(self._host_job[idx].tolist())
+        self.set_pstates({pstate: hosts})
+
+    def set_pstates(self, changes: Mapping[int, Sequence[int]], *, validate: bool = True) -> None:
+        """Several SET_RESOURCE_STATE at once: ``{pstate: hosts}``, applied in the mapping's order.
+
+        Same outcome (times, energy, logs, switch counts) as one :meth:`set_pstate` call per
+        entry, with the affected jobs re-timed once instead of once per entry.
+
+        Args:
+            changes: Pstate -> distinct host ids; a host appears in one entry at most.
+            validate: Check host ids and pstates. Only a caller that derives them from the
+                platform itself (HDeepRM's workload manager) may pass False, to save the checks.
+
+        Raises:
+            SimulationError: A host id or a pstate is out of range.
+        """
+        groups = []
+        for pstate, hosts in changes.items():
+            if not validate:
+                alloc = tuple(hosts)
+                groups.append((alloc, np.array(alloc, dtype=np.intp), pstate))
+                continue
+            alloc, idx = self._check_hosts(hosts, None)
+            p = int(pstate)
+            limit = self._uniform_pstates or int(_min(self._n_pstates[idx]))
+            if not 0 <= p < limit:
+                raise SimulationError(f"set_pstate: pstate must be in [0, {limit - 1}] for hosts "
+                                      f"{list(alloc)}, got {pstate}")
+            groups.append((alloc, idx, p))
+        if not groups:
+            return
+        all_idx = groups[0][1] if len(groups) == 1 else np.concatenate([g[1] for g in groups])
+        jobs_here = set(self._host_job[all_idx].tolist())
         jobs_here.discard(-1)
         jobs_here = sorted(jobs_here)
-        energy, is_ph = self._energy, self._is_ph
+        energy, is_ph, record = self._energy, self._is_ph, self._record
         for j in jobs_here:  # progress and energy up to now, at the old pstates
             if is_ph[j]:
                 self._advance(j)
             if energy:
                 self._job_energy_now(j)
-        new = self._table[:, p, idx]
-        if energy:
-            # Platform power change = sum of the Idle changes of these hosts, corrected below for
-            # the hosts that compute (they switch between AllCores wattages instead).
-            d_idle = _total(new[_IDLE]) - _total(self._cur_idle[idx])
-            self._wattmin += d_idle
-        self._cur[:, idx] = new
-        self.pstate[idx] = p
+        d_idle = 0.0
+        now = self.now
+        for alloc, idx, p in groups:
+            if record and energy:
+                self._log_energy("p")
+            new = self._table[:, p, idx]
+            if energy:
+                # Platform power change = sum of the Idle changes of these hosts, corrected below
+                # for the hosts that compute (they switch between AllCores wattages instead).
+                d = _total(new[_IDLE]) - _total(self._cur_idle[idx])
+                d_idle += d
+                self._wattmin += d
+            self._cur[:, idx] = new
+            self.pstate[idx] = p
+            self._grouped_switches += 1
+            self._machine_switches += len(alloc)
+            if self._ack:
+                self._pending_acks.append((alloc, p))
+            if record:
+                self._pstate_log.append((now, alloc, -1))
+                self._pstate_log.append((now, alloc, p))
+                self._machine_log.append((now, self._n_hosts - self._n_busy, self._n_busy))
+                if energy:
+                    self._log_energy("p")
         d_power = 0.0
         for j in jobs_here:
             speed, idle, comp = self._summarise(self._alloc_idx[j])
@@ -708,17 +748,6 @@ class Engine:
                 self._job_power[j] = self._job_idle[j] = idle
         if energy:
             self._add_power(d_idle + d_power)
-        self._grouped_switches += 1
-        self._machine_switches += len(alloc)
-        if self._ack:
-            self._pending_acks.append((alloc, p))
-        if self._record:
-            now = self.now
-            self._pstate_log.append((now, alloc, -1))
-            self._pstate_log.append((now, alloc, p))
-            self._machine_log.append((now, self._n_hosts - self._n_busy, self._n_busy))
-            if self._energy:
-                self._log_energy("p")
 
     def call_me_later(self, when: float) -> None:
         """Ask for a REQUESTED_CALL at time ``when`` (Batsim CALL_ME_LATER).

@@ -1,0 +1,60 @@
+"""Jobs/s and decisions/s of classic policy-pair replays on the embedded engine.
+
+Usage (from the repository root)::
+
+    python benchmarks/bench_launch.py                 # the shipped examples
+    python benchmarks/bench_launch.py examples/sdsc_sp2_gaia_first_high_gflops.json --repeat 3
+
+For each options file: the workload conversion time, then the simulation time
+(best of ``--repeat`` runs, without the Batsim-format logs, as in training)
+with the jobs/s and decisions/s it gives. Timing is measured here, never
+asserted in tests.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ["examples/quickstart.json", "examples/kth_sp2_first_high_gflops.json",
+           "examples/sdsc_sp2_gaia_first_high_gflops.json"]
+
+
+def bench(path: str, repeat: int, record: bool) -> None:
+    """Print conversion and simulation speed of one options file."""
+    from hdeeprm.agent import ClassicAgent
+    from hdeeprm.launch import build_platform, build_workload, run_episode
+    from hdeeprm.options import load_options
+
+    options = load_options(path)
+    hierarchy = build_platform(options)
+    t0 = time.perf_counter()
+    workload = build_workload(options, hierarchy)
+    convert = time.perf_counter() - t0
+    best, episode = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        episode = run_episode(hierarchy, workload, options, ClassicAgent(0), record=record)
+        best = min(best, time.perf_counter() - t0)
+    n, d = len(workload.jobs), episode.manager.decisions
+    print(f"{Path(path).name}: {n} jobs on {hierarchy.n_cores} cores, convert {convert:.2f} s, "
+          f"simulate {best:.2f} s -> {n / best:,.0f} jobs/s, {d / best:,.0f} decisions/s "
+          f"({d} decisions)", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("options", nargs="*", default=[str(ROOT / f) for f in DEFAULT])
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--record", action="store_true", help="also keep the logs of the Batsim-format outputs")
+    args = p.parse_args(argv)
+    for path in args.options:
+        bench(path, args.repeat, args.record)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
