@@ -32,7 +32,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-from procset import ProcSet
 
 from hdeeprm.simulation.engine import SimulationResult
 from hdeeprm.workload.model import JobState
@@ -52,6 +51,29 @@ SCHEDULE_COLUMNS = (
     "time_sleeping", "time_switching_off", "time_switching_on", "time_unavailable")
 _KILL_STATES = (JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_KILLED)
 _ENDED_STATES = (JobState.COMPLETED_SUCCESSFULLY,) + _KILL_STATES
+
+
+def interval_set(hosts) -> str:
+    """Batsim's interval-set text of host ids, e.g. ``[7, 0, 1, 2, 3] -> "0-3 7"``.
+
+    The same text as ``str(procset.ProcSet(*hosts))``, built from sorted runs
+    (ProcSet merges ids one by one, far slower on long outputs).
+
+    Args:
+        hosts: Host ids (ints, any order, duplicates allowed).
+    """
+    ids = sorted(set(hosts))
+    if not ids:
+        return ""
+    parts = []
+    start = prev = ids[0]
+    for h in ids[1:]:
+        if h != prev + 1:
+            parts.append(f"{start}-{prev}" if prev != start else str(start))
+            start = h
+        prev = h
+    parts.append(f"{start}-{prev}" if prev != start else str(start))
+    return " ".join(parts)
 
 
 def _csv_quote(text: str) -> str:
@@ -96,7 +118,7 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
         success = 1 if state is JobState.COMPLETED_SUCCESSFULLY else 0
         lines.append(f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},"
                      f"{success},{state.value},{s:f},{run:f},{f:f},{s - sub:f},{turnaround:f},"
-                     f"{stretch:f},{ProcSet(*result.allocation[i])},{e:f},\"\"")
+                     f"{stretch:f},{interval_set(result.allocation[i])},{e:f},\"\"")
     _write_lines(path, lines)
 
 
@@ -195,8 +217,8 @@ def write_pstate_changes_csv(path: str | os.PathLike, result: SimulationResult) 
     lines = ["time,machine_id,new_pstate"]
     initial = result.initial_pstates
     for p in np.unique(initial):
-        lines.append(f"0,{ProcSet(*np.flatnonzero(initial == p).tolist())},{int(p)}")
-    lines.extend(f"{t:g},{ProcSet(*hosts)},{p}" for t, hosts, p in result.pstate_changes)
+        lines.append(f"0,{interval_set(np.flatnonzero(initial == p).tolist())},{int(p)}")
+    lines.extend(f"{t:g},{interval_set(hosts)},{p}" for t, hosts, p in result.pstate_changes)
     _write_lines(path, lines)
 
 

@@ -104,3 +104,15 @@ def test_without_energy_like_batsim_without_E(tmp_path):
     assert row == ('1,w0,d,0.000000,1,100.000000,1,COMPLETED_SUCCESSFULLY,0.000000,10.000000,'
                    '10.000000,0.000000,10.000000,1.000000,0,-1.000000,""')
     assert schedule_totals(engine.result())["consumed_joules"] == 0.0
+
+
+def test_interval_set_text_is_procsets():
+    from procset import ProcSet
+
+    from hdeeprm.simulation.outputs import interval_set
+
+    rng = __import__("random").Random(4)
+    for _ in range(200):
+        hosts = rng.sample(range(40), rng.randint(1, 40))
+        assert interval_set(hosts) == str(ProcSet(*hosts))
+    assert interval_set([7, 0, 1, 2, 3]) == "0-3 7"
