@@ -54,6 +54,20 @@ class ContentionModel:
             return P0, P3
         return (P1 if used_bw > mem_bw else P0), P2
 
+    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
+                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pstates` for many processors at once (shapes (k,) in, (k,) int64 out).
+
+        Subclasses that override :meth:`pstates` only are served by a loop over it.
+        """
+        if type(self).pstates is not ContentionModel.pstates:
+            pairs = [self.pstates(int(b), float(u), float(m)) for b, u, m in zip(busy_cores, used_bw, mem_bw)]
+            run, idle = zip(*pairs)
+            return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
+        active = busy_cores > 0
+        run = np.where(active & (used_bw > mem_bw), P1, P0)
+        return run, np.where(active, P2, P3)
+
 
 class ResourceState:
     """Free cores, node memory, processor bandwidth and core pstates over time.
@@ -86,12 +100,13 @@ class ResourceState:
         self.n_free = h.n_cores
         self.overutilization = np.zeros((h.n_processors, 2), dtype=np.float64)
         self._over_since = np.full(h.n_processors, np.nan)
-        self._over = [False] * h.n_processors
+        self._over = np.zeros(h.n_processors, dtype=bool)
         self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
         self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
-        self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
+        self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
+        self._mem_bw: list[float] = self._mem_bw_np.tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (n_cores,)."""
@@ -151,15 +166,13 @@ class ResourceState:
         """Re-derive the pstates of the cores of ``procs``; returns the switches ``{pstate: cores}``."""
         core_free, core_pstate, model = self.core_free, self.core_pstate, self.model
         busy, used_bw, first, count = self.processor_busy, self.processor_used_bw, self._first, self._count
-        pairs = []
-        for p in procs:
-            n_busy, used, cap = int(busy[p]), float(used_bw[p]), self._mem_bw[p]
-            self._record_one(p, n_busy > 0 and used > cap, now)
-            pairs.append(model.pstates(n_busy, used, cap))
         changes: dict[int, list[int]] = {}
         if len(procs) <= _LOOP_PROCESSORS:
             # Few processors: a Python loop over their cores beats NumPy's per-call cost.
-            for p, (run_ps, idle_ps) in zip(procs, pairs):
+            for p in procs:
+                n_busy, used, cap = int(busy[p]), float(used_bw[p]), self._mem_bw[p]
+                self._record_one(p, n_busy > 0 and used > cap, now)
+                run_ps, idle_ps = model.pstates(n_busy, used, cap)
                 start = first[p]
                 current = core_pstate[start:start + count[p]].tolist()
                 for i, free in enumerate(core_free[start:start + count[p]].tolist()):
@@ -170,15 +183,24 @@ class ResourceState:
                 core_pstate[cores] = pstate
             return dict(sorted(changes.items())) if len(changes) > 1 else changes
         parr = np.asarray(procs)
+        n_busy, used, cap = busy[parr], used_bw[parr], self._mem_bw_np[parr]
+        self._record_many(parr, (n_busy > 0) & (used > cap), now)
+        run, idle = model.pstates_many(n_busy, used, cap)
         counts = self._count_np[parr]
         ends = np.cumsum(counts)
         cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
-        run_ps, idle_ps = (np.repeat(np.asarray(col), counts) for col in zip(*pairs))
-        wanted = np.where(core_free[cores], idle_ps, run_ps)
+        wanted = np.where(core_free[cores], np.repeat(idle, counts), np.repeat(run, counts))
         differ = wanted != core_pstate[cores]
         cores, wanted = cores[differ], wanted[differ]
         core_pstate[cores] = wanted
         return {int(ps): cores[wanted == ps].tolist() for ps in np.unique(wanted)}
+
+    def _record_many(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
+        flips = over != self._over[procs]
+        if not flips.any():
+            return
+        for p, o in zip(procs[flips].tolist(), over[flips].tolist()):
+            self._record_one(p, o, now)
 
     def _record_one(self, p: int, over: bool, now: float) -> None:
         if over == self._over[p]:

@@ -49,7 +49,7 @@ class Episode:
         self.workload = workload
         self.engine = Engine(hierarchy.host_specs(), workload, energy=True, record=record)
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
-                                       has_future_events=self.engine.has_pending_events)
+                                       has_future_events=self.engine.has_pending_events, jobs=workload.jobs)
         self.done = False
         self.jobs_ended = 0
 

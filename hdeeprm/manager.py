@@ -24,6 +24,7 @@ Decision rules (DESIGN section 5):
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,13 +37,13 @@ from hdeeprm.simulation.port import SimulatorPort
 from hdeeprm.workload.model import Job
 
 
-_HEAD_KEYS = {
-    "first": lambda j: j.index,
-    "shortest": lambda j: (j.requested_time, j.index),
-    "smallest": lambda j: (j.res, j.index),
-    "low_mem": lambda j: (j.mem, j.index),
-    "low_mem_bw": lambda j: (j.mem_bw, j.index),
-}
+#: Job attribute each job-selection policy sorts by (ascending, ties in submission order).
+_HEAD_KEYS = {"first": "index", "shortest": "requested_time", "smallest": "res", "low_mem": "mem",
+              "low_mem_bw": "mem_bw"}
+_KEY_COLUMNS = ("requested_time", "res", "mem", "mem_bw")
+
+
+_index_of = operator.attrgetter("index")
 
 
 class WorkloadManager:
@@ -59,6 +60,8 @@ class WorkloadManager:
             to deliver (submissions, completions, calls); used to keep the void
             action from waiting forever. ``None`` assumes events are pending while
             jobs run.
+        jobs: All jobs of the workload, by index (optional): lets
+            :meth:`action_mask` find each policy's first job with NumPy.
 
     Attributes:
         queue: Pending jobs in submission order.
@@ -71,7 +74,8 @@ class WorkloadManager:
 
     def __init__(self, simulator: SimulatorPort, hierarchy: ResourceHierarchy, *,
                  actions: Sequence[int] | None = None, seed: int = 0,
-                 model: ContentionModel | None = None, has_future_events=None) -> None:
+                 model: ContentionModel | None = None, has_future_events=None,
+                 jobs: Sequence[Job] | None = None) -> None:
         self.sim = simulator
         self.hierarchy = hierarchy
         self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
@@ -87,6 +91,9 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
+        # (n_jobs, 4) table of the sort keys, for the action mask.
+        self._keys = (np.array([[getattr(j, k) for k in _KEY_COLUMNS] for j in jobs], dtype=np.float64)
+                      if jobs is not None else None)
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.n_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
@@ -209,21 +216,34 @@ class WorkloadManager:
         smallest queued job fits (its draw is not known in advance).
         """
         mask = np.zeros(len(self._pairs), dtype=bool)
-        fits: dict[str, bool] = {}
+        queue = self.queue
+        heads = self._heads() if queue else {}
+        fits: dict[int, bool] = {}
         for i, pair in enumerate(self._pairs):
             if pair is None:
                 mask[i] = not self._waiting_is_forever()
-                continue
-            jp = pair[0]
-            if jp not in fits:
-                if not self.queue:
-                    fits[jp] = False
-                elif jp == "random":
-                    fits[jp] = self._fits(min(self.queue, key=lambda j: (j.res, j.mem)))
-                else:
-                    fits[jp] = self._fits(min(self.queue, key=_HEAD_KEYS[jp]))
-            mask[i] = fits[jp]
+            elif queue:
+                head = heads[pair[0]]
+                if head not in fits:
+                    fits[head] = self._fits(queue[head])
+                mask[i] = fits[head]
         return mask
+
+    def _heads(self) -> dict[str, int]:
+        """Queue position of the first job of each job-selection policy (``random``: the smallest)."""
+        queue = self.queue
+        if self._keys is None:
+            heads = {jp: min(range(len(queue)), key=lambda q, a=attr: (getattr(queue[q], a), q))
+                     for jp, attr in _HEAD_KEYS.items()}
+            heads["random"] = min(range(len(queue)), key=lambda q: (queue[q].res, queue[q].mem, q))
+            return heads
+        idx = np.fromiter(map(_index_of, queue), dtype=np.intp, count=len(queue))
+        keys = self._keys[idx]
+        heads = {"first": 0}
+        for jp, col in zip(("shortest", "smallest", "low_mem", "low_mem_bw"), range(4)):
+            heads[jp] = int(np.argmin(keys[:, col]))   # first minimum: submission order breaks ties
+        heads["random"] = int(np.lexsort((keys[:, 2], keys[:, 1]))[0])
+        return heads
 
     def _fits(self, job: Job) -> bool:
         if job.res > self.state.n_free:

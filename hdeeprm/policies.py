@@ -161,32 +161,46 @@ class CoreSelector:
         return keep[:job.res]
 
     def _dynamic(self, job: Job, cand: np.ndarray, cap: np.ndarray | None, *, by_node: bool):
+        # Groups (nodes or processors) hold contiguous cores; the best group is re-chosen after
+        # every core since taking one lowers its score (free memory or remaining bandwidth).
         st, h = self.state, self.state.hierarchy
         cand = cand.copy()
         if by_node:
-            group_of_core, score = h.core_node, st.node_free_mem.copy()
-            cost = job.mem
+            group_of_core, first, count = h.core_node, h.node_first_core, h.node_n_cores
+            score, cost = st.node_free_mem.copy(), job.mem
         else:
-            group_of_core = h.core_processor
+            group_of_core, first, count = h.core_processor, h.processor_first_core, h.processor_n_cores
             score = np.asarray(h.processor_mem_bw, dtype=np.float64) - st.processor_used_bw
             cost = job.mem_bw
-        node_left = cap.copy() if cap is not None else None
-        taken = np.empty(job.res, dtype=np.int64)
         n_groups = score.size
+        avail = np.bincount(group_of_core[cand], minlength=n_groups)
+        node_left = cap.copy() if cap is not None else None
+        masked = np.where(avail > 0, score, -np.inf)
+        taken = np.empty(job.res, dtype=np.int64)
         for k in range(job.res):
-            has = np.bincount(group_of_core[cand], minlength=n_groups) > 0
-            if not has.any():
+            g = int(np.argmax(masked))
+            if masked[g] == -np.inf:
                 return None
-            g = int(np.argmax(np.where(has, score, -np.inf)))
-            core = int(np.flatnonzero(cand & (group_of_core == g))[0])
+            start = int(first[g])
+            core = start + int(np.argmax(cand[start:start + int(count[g])]))
             taken[k] = core
             cand[core] = False
             score[g] -= cost
+            avail[g] -= 1
+            masked[g] = score[g] if avail[g] > 0 else -np.inf
             if node_left is not None:
-                node = h.core_node[core]
+                node = int(h.core_node[core])
                 node_left[node] -= 1
-                if node_left[node] <= 0:
-                    cand[h.core_node == node] = False
+                if node_left[node] <= 0:   # the node's memory is exhausted: drop its cores
+                    lo = int(h.node_first_core[node])
+                    cand[lo:lo + int(h.node_n_cores[node])] = False
+                    if by_node:
+                        avail[node] = 0
+                        masked[node] = -np.inf
+                    else:
+                        procs = np.unique(group_of_core[lo:lo + int(h.node_n_cores[node])])
+                        avail[procs] = 0
+                        masked[procs] = -np.inf
         return taken
 
 
