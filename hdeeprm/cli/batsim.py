@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.errors import HDeepRMError, InputError
+from hdeeprm.cli import guarded
 from hdeeprm.simulation.server import DEFAULT_ENDPOINT
 
 
@@ -58,23 +58,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[network] {line}", file=sys.stderr)
     from hdeeprm.simulation.server import run_server
 
-    try:
+    def serve() -> None:
         result = run_server(args.platform, args.workload[0], endpoint=args.socket_endpoint,
                             export=args.export, energy=args.energy, timeout=args.timeout, log=log)
-    except InputError as exc:
-        print(f"hdeeprm-batsim: error: {exc}", file=sys.stderr)
-        return 2
-    except HDeepRMError as exc:
-        print(f"hdeeprm-batsim: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("hdeeprm-batsim: interrupted", file=sys.stderr)
-        return 130
-    if args.verbosity != "quiet":
-        n = len(result.workload.jobs)
-        print(f"hdeeprm-batsim: simulation of {n} jobs done, outputs {args.export}_*.csv",
-              file=sys.stderr)
-    return 0
+        if args.verbosity != "quiet":
+            n = len(result.workload.jobs)
+            print(f"hdeeprm-batsim: simulation of {n} jobs done, outputs {args.export}_*.csv",
+                  file=sys.stderr)
+
+    return guarded("hdeeprm-batsim", serve, failure_code=1)
 
 
 if __name__ == "__main__":  # pragma: no cover

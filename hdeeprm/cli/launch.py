@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.cli import guarded
 
 DEFAULT_OUTDIR = "hdeeprm-run"
 
@@ -58,14 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input)."""
     args = parse_args(argv)
-    try:
-        return _run(args)
-    except HDeepRMError as exc:
-        print(f"hdeeprm-launch: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("hdeeprm-launch: interrupted", file=sys.stderr)
-        return 130
+    return guarded("hdeeprm-launch", lambda: _run(args))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.cli import guarded
 from hdeeprm.platform import load_platform, write_simgrid_platform
 from hdeeprm.platform.simgrid_export import NETWORK_MODES
 from hdeeprm.resources import ResourceHierarchy
@@ -74,17 +74,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 2 on bad input (message on stderr).
     """
     args = build_parser().parse_args(argv)
-    try:
+
+    def run() -> None:
         hierarchy = load_platform(args.platform, extra_libraries=args.library)
         if args.command == "summary":
             print(summary_table(hierarchy))
         else:
             out = write_simgrid_platform(hierarchy, args.output, network=args.network)
             print(f"wrote {out}: {hierarchy.n_cores} hosts + master_host")
-    except HDeepRMError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    return guarded(PROG, run)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.errors import HDeepRMError, OptionsError
+from hdeeprm.cli import guarded
+from hdeeprm.errors import OptionsError
 from hdeeprm.workload.convert import (DEFAULT_MEM_BW_CHOICES, format_report, swf_to_workload,
                                       write_report)
 
@@ -153,15 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     handlers = {"convert": _convert, "stats": _stats, "generate": _generate}
-    try:
-        handlers[args.command](args)
-    except HDeepRMError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"{PROG}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
-        return 2
-    return 0
+    return guarded(PROG, lambda: handlers[args.command](args))
 
 
 if __name__ == "__main__":
