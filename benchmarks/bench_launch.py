@@ -4,6 +4,8 @@ Usage (from the repository root)::
 
     python benchmarks/bench_launch.py                 # the shipped examples
     python benchmarks/bench_launch.py examples/sdsc_sp2_gaia_first_high_gflops.json --repeat 3
+    python benchmarks/bench_launch.py examples/kth_sp2_first_high_gflops.json --record \
+        -cw ../shared/batsim-golden/kth2000-delay/workload.json   # next to bench_server.py
 
 For each options file: the workload conversion time, then the simulation time
 (best of ``--repeat`` runs, without the Batsim-format logs, as in training)
@@ -22,7 +24,7 @@ DEFAULT = ["examples/quickstart.json", "examples/kth_sp2_first_high_gflops.json"
            "examples/sdsc_sp2_gaia_first_high_gflops.json"]
 
 
-def bench(path: str, repeat: int, record: bool) -> None:
+def bench(path: str, repeat: int, record: bool, custom_workload: str | None = None) -> None:
     """Print conversion and simulation speed of one options file."""
     from hdeeprm.agent import ClassicAgent
     from hdeeprm.launch import build_platform, build_workload, run_episode
@@ -31,7 +33,7 @@ def bench(path: str, repeat: int, record: bool) -> None:
     options = load_options(path)
     hierarchy = build_platform(options)
     t0 = time.perf_counter()
-    workload = build_workload(options, hierarchy)
+    workload = build_workload(options, hierarchy, custom_workload)
     convert = time.perf_counter() - t0
     best, episode = float("inf"), None
     for _ in range(repeat):
@@ -50,9 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("options", nargs="*", default=[str(ROOT / f) for f in DEFAULT])
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--record", action="store_true", help="also keep the logs of the Batsim-format outputs")
+    p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace "
+                   "(e.g. ../shared/batsim-golden/kth2000-delay/workload.json, to compare with bench_server.py)")
     args = p.parse_args(argv)
     for path in args.options:
-        bench(path, args.repeat, args.record)
+        bench(path, args.repeat, args.record, args.custom_workload)
     return 0
 
 
