@@ -27,10 +27,6 @@ from hdeeprm.resources import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.workload.model import Job
 
 
-#: Up to this many processors, pstates are re-derived core by core in Python; above, with NumPy.
-_LOOP_PROCESSORS = 2
-
-
 class ContentionModel:
     """Maps the load of a processor to the pstates of its cores.
 
@@ -53,20 +49,6 @@ class ContentionModel:
         if busy_cores == 0:
             return P0, P3
         return (P1 if used_bw > mem_bw else P0), P2
-
-    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
-                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`pstates` for many processors at once (shapes (k,) in, (k,) int64 out).
-
-        Subclasses that override :meth:`pstates` only are served by a loop over it.
-        """
-        if type(self).pstates is not ContentionModel.pstates:
-            pairs = [self.pstates(int(b), float(u), float(m)) for b, u, m in zip(busy_cores, used_bw, mem_bw)]
-            run, idle = zip(*pairs)
-            return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
-        active = busy_cores > 0
-        run = np.where(active & (used_bw > mem_bw), P1, P0)
-        return run, np.where(active, P2, P3)
 
 
 class ResourceState:
@@ -100,13 +82,15 @@ class ResourceState:
         self.n_free = h.n_cores
         self.overutilization = np.zeros((h.n_processors, 2), dtype=np.float64)
         self._over_since = np.full(h.n_processors, np.nan)
-        self._over = np.zeros(h.n_processors, dtype=bool)
-        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
-        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
+        self._over: list[bool] = [False] * h.n_processors
+        # Pstate the model gave the busy and the idle cores of each processor at its last update.
+        run0, idle0 = self.model.pstates(0, 0.0, 1.0)
+        self._run: list[int] = [run0] * h.n_processors
+        self._idle: list[int] = [idle0] * h.n_processors
+        self._node: list[int] = np.asarray(h.processor_node).tolist()
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
-        self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
-        self._mem_bw: list[float] = self._mem_bw_np.tolist()
+        self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (n_cores,)."""
@@ -139,68 +123,61 @@ class ResourceState:
         return self._load(job, cores, -1, now)
 
     def _load(self, job: Job, cores: np.ndarray, sign: int, now: float) -> dict[int, list[int]]:
-        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``."""
-        h = self.hierarchy
-        procs = h.core_processor[cores]
+        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``.
+
+        Returns:
+            The pstate switches this causes, ``{pstate: sorted core ids}``, pstates ascending.
+        """
+        procs = self.hierarchy.core_processor[cores]
         p0 = procs[0]
         if procs[-1] == p0 and (procs.size == 1 or (procs == p0).all()):
-            # One processor (so one node): scalar updates.
-            k = procs.size
-            self.processor_busy[p0] += sign * k
-            if job.mem > 0.0:
-                self.node_free_mem[h.processor_node[p0]] -= sign * k * job.mem
-            if job.mem_bw > 0.0:
-                self.processor_used_bw[p0] = (self.processor_used_bw[p0] + sign * k * job.mem_bw
-                                              if self.processor_busy[p0] else 0.0)
-            return self._update([int(p0)], now)
+            return self._load_processor(job, int(p0), cores, sign, now)
+        order = np.argsort(procs, kind="stable")
+        by_proc, cores = procs[order], cores[order]
+        cuts = (by_proc[1:] != by_proc[:-1]).nonzero()[0] + 1
+        merged: dict[int, list[int]] = {}
+        for p, group in zip(by_proc[np.r_[0, cuts]].tolist(), np.split(cores, cuts)):
+            for pstate, switched in self._load_processor(job, p, group, sign, now).items():
+                merged.setdefault(pstate, []).extend(switched)
+        for switched in merged.values():
+            switched.sort()
+        return dict(sorted(merged.items()))
+
+    def _load_processor(self, job: Job, p: int, cores: np.ndarray, sign: int,
+                        now: float) -> dict[int, list[int]]:
+        """:meth:`_load` for the ``cores`` of ``job`` on processor ``p``, then its pstate switches.
+
+        Only cores whose pstate really changes are visited: the job's own cores, plus all busy
+        (or all idle) cores of ``p`` when the model's pstate for busy (or idle) cores changed.
+        """
+        k = len(cores)
+        busy = self.processor_busy[p] = self.processor_busy[p] + sign * k
         if job.mem > 0.0:
-            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
-        np.add.at(self.processor_busy, procs, sign)
+            self.node_free_mem[self._node[p]] -= sign * k * job.mem
         if job.mem_bw > 0.0:
-            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
             # Bandwidth sums come back to zero exactly only up to rounding.
-            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
-        return self._update(np.unique(procs).tolist(), now)
-
-    def _update(self, procs: list[int], now: float) -> dict[int, list[int]]:
-        """Re-derive the pstates of the cores of ``procs``; returns the switches ``{pstate: cores}``."""
-        core_free, core_pstate, model = self.core_free, self.core_pstate, self.model
-        busy, used_bw, first, count = self.processor_busy, self.processor_used_bw, self._first, self._count
+            self.processor_used_bw[p] = self.processor_used_bw[p] + sign * k * job.mem_bw if busy else 0.0
+        n_busy, used, cap = int(busy), float(self.processor_used_bw[p]), self._mem_bw[p]
+        self._record_one(p, n_busy > 0 and used > cap, now)
+        run, idle = self.model.pstates(n_busy, used, cap)
+        old_run, old_idle = self._run[p], self._idle[p]
         changes: dict[int, list[int]] = {}
-        if len(procs) <= _LOOP_PROCESSORS:
-            # Few processors: a Python loop over their cores beats NumPy's per-call cost.
-            for p in procs:
-                n_busy, used, cap = int(busy[p]), float(used_bw[p]), self._mem_bw[p]
-                self._record_one(p, n_busy > 0 and used > cap, now)
-                run_ps, idle_ps = model.pstates(n_busy, used, cap)
-                start = first[p]
-                current = core_pstate[start:start + count[p]].tolist()
-                for i, free in enumerate(core_free[start:start + count[p]].tolist()):
-                    wanted = idle_ps if free else run_ps
-                    if wanted != current[i]:
-                        changes.setdefault(wanted, []).append(start + i)
-            for pstate, cores in changes.items():
-                core_pstate[cores] = pstate
-            return dict(sorted(changes.items())) if len(changes) > 1 else changes
-        parr = np.asarray(procs)
-        n_busy, used, cap = busy[parr], used_bw[parr], self._mem_bw_np[parr]
-        self._record_many(parr, (n_busy > 0) & (used > cap), now)
-        run, idle = model.pstates_many(n_busy, used, cap)
-        counts = self._count_np[parr]
-        ends = np.cumsum(counts)
-        cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
-        wanted = np.where(core_free[cores], np.repeat(idle, counts), np.repeat(run, counts))
-        differ = wanted != core_pstate[cores]
-        cores, wanted = cores[differ], wanted[differ]
-        core_pstate[cores] = wanted
-        return {int(ps): cores[wanted == ps].tolist() for ps in np.unique(wanted)}
-
-    def _record_many(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
-        flips = over != self._over[procs]
-        if not flips.any():
-            return
-        for p, o in zip(procs[flips].tolist(), over[flips].tolist()):
-            self._record_one(p, o, now)
+        start = self._first[p]
+        free = self.core_free[start:start + self._count[p]]
+        if run != old_run:
+            changes[run] = ((~free).nonzero()[0] + start).tolist()
+        elif sign > 0 and run != old_idle:
+            changes[run] = cores.tolist()
+        if idle != old_idle:
+            changes.setdefault(idle, []).extend((free.nonzero()[0] + start).tolist())
+        elif sign < 0 and idle != old_run:
+            changes.setdefault(idle, []).extend(cores.tolist())
+        self._run[p], self._idle[p] = run, idle
+        changes = {ps: cs for ps, cs in changes.items() if cs}
+        for ps, cs in changes.items():
+            cs.sort()
+            self.core_pstate[cs] = ps
+        return dict(sorted(changes.items())) if len(changes) > 1 else changes
 
     def _record_one(self, p: int, over: bool, now: float) -> None:
         if over == self._over[p]:
