@@ -50,6 +50,19 @@ class ContentionModel:
             return P0, P3
         return (P1 if used_bw > mem_bw else P0), P2
 
+    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
+                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pstates` for many processors at once (shapes (k,) in, (k,) int64 out).
+
+        Subclasses that override :meth:`pstates` only are served by a loop over it.
+        """
+        if type(self).pstates is not ContentionModel.pstates:
+            pairs = [self.pstates(int(b), float(u), float(m)) for b, u, m in zip(busy_cores, used_bw, mem_bw)]
+            run, idle = zip(*pairs)
+            return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
+        active = busy_cores > 0
+        return np.where(active & (used_bw > mem_bw), P1, P0), np.where(active, P2, P3)
+
 
 class ResourceState:
     """Free cores, node memory, processor bandwidth and core pstates over time.
@@ -88,9 +101,12 @@ class ResourceState:
         self._run: list[int] = [run0] * h.n_processors
         self._idle: list[int] = [idle0] * h.n_processors
         self._node: list[int] = np.asarray(h.processor_node).tolist()
+        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
+        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
-        self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
+        self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
+        self._mem_bw: list[float] = self._mem_bw_np.tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (n_cores,)."""
@@ -132,16 +148,30 @@ class ResourceState:
         p0 = procs[0]
         if procs[-1] == p0 and (procs.size == 1 or (procs == p0).all()):
             return self._load_processor(job, int(p0), cores, sign, now)
-        order = np.argsort(procs, kind="stable")
-        by_proc, cores = procs[order], cores[order]
-        cuts = (by_proc[1:] != by_proc[:-1]).nonzero()[0] + 1
-        merged: dict[int, list[int]] = {}
-        for p, group in zip(by_proc[np.r_[0, cuts]].tolist(), np.split(cores, cuts)):
-            for pstate, switched in self._load_processor(job, p, group, sign, now).items():
-                merged.setdefault(pstate, []).extend(switched)
-        for switched in merged.values():
-            switched.sort()
-        return dict(sorted(merged.items()))
+        # Several processors: NumPy over all of them, every core of theirs re-derived.
+        h = self.hierarchy
+        if job.mem > 0.0:
+            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
+        np.add.at(self.processor_busy, procs, sign)
+        if job.mem_bw > 0.0:
+            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
+            # Bandwidth sums come back to zero exactly only up to rounding.
+            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
+        parr = np.unique(procs)
+        n_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
+        for p, over in zip(parr.tolist(), ((n_busy > 0) & (used > cap)).tolist()):
+            self._record_one(p, over, now)
+        run, idle = self.model.pstates_many(n_busy, used, cap)
+        for p, r, i in zip(parr.tolist(), run.tolist(), idle.tolist()):
+            self._run[p], self._idle[p] = r, i
+        counts = self._count_np[parr]
+        ends = np.cumsum(counts)
+        all_cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
+        wanted = np.where(self.core_free[all_cores], np.repeat(idle, counts), np.repeat(run, counts))
+        differ = wanted != self.core_pstate[all_cores]
+        all_cores, wanted = all_cores[differ], wanted[differ]
+        self.core_pstate[all_cores] = wanted
+        return {int(ps): all_cores[wanted == ps].tolist() for ps in np.unique(wanted)}
 
     def _load_processor(self, job: Job, p: int, cores: np.ndarray, sign: int,
                         now: float) -> dict[int, list[int]]:
