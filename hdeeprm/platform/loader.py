@@ -93,11 +93,7 @@ def platform_from_dict(data: Any, library: TypeLibrary, source: str | None = Non
         entries = []
         for n, node in enumerate(nodes):
             nwhere = f"{where}.nodes[{n}]"
-            if not isinstance(node, dict):
-                raise PlatformError(f"{nwhere} must be an object with 'type' and 'number', got {node!r}", source)
-            check_fields(node, ("type", "number"), nwhere, source)
-            if "type" not in node:
-                raise PlatformError(f"{nwhere} must have a 'type' field", source)
+            _check_typed_object(node, ("type", "number"), nwhere, source)
             ntype = library.node(node["type"], f"{nwhere}.type", source)
             if ntype.name not in checked:
                 _check_node_processors(ntype, library)
@@ -109,6 +105,19 @@ def platform_from_dict(data: Any, library: TypeLibrary, source: str | None = Non
     return ResourceHierarchy.from_layout(layout, library.processors, global_links)
 
 
+def _check_typed_object(spec: Any, fields: tuple[str, str], where: str, source: str | None) -> None:
+    """``spec`` must be an object with only ``fields``, among them ``type``.
+
+    Raises:
+        PlatformError: naming ``where`` (a JSON path) and the file.
+    """
+    if not isinstance(spec, dict):
+        raise PlatformError(f"{where} must be an object with '{fields[0]}' and '{fields[1]}', got {spec!r}", source)
+    check_fields(spec, fields, where, source)
+    if "type" not in spec:
+        raise PlatformError(f"{where} must have a 'type' field", source)
+
+
 def _check_node_processors(ntype: NodeType, library: TypeLibrary) -> None:
     """Resolve the processor types of a node type, blaming the library file that defined it."""
     for i, (pname, _number) in enumerate(ntype.processors):
@@ -118,11 +127,7 @@ def _check_node_processors(ntype: NodeType, library: TypeLibrary) -> None:
 def _links(spec: Any, where: str, library: TypeLibrary, source: str | None) -> LinkSpec | None:
     if spec is None:
         return None
-    if not isinstance(spec, dict):
-        raise PlatformError(f"{where} must be an object with 'type' and 'latency', got {spec!r}", source)
-    check_fields(spec, ("type", "latency"), where, source)
-    if "type" not in spec:
-        raise PlatformError(f"{where} must have a 'type' field", source)
+    _check_typed_object(spec, ("type", "latency"), where, source)
     net = library.network(spec["type"], f"{where}.type", source)
     latency = parse_latency(spec.get("latency", 0.0), f"{where}.latency", source)
     return LinkSpec(type=net.name, bandwidth=net.bandwidth, latency=latency, bandwidth_text=net.bandwidth_text)
