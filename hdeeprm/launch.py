@@ -192,7 +192,7 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
     import sys
 
     from hdeeprm.options import load_options
-    from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID
+    from hdeeprm.policies import action_name
 
     def seed_torch() -> None:
         if "torch" in sys.modules:
@@ -231,14 +231,12 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
         return RunResult(metrics=[metrics], outdir=outdir)
     seed_torch()
     total = [0.0]
-    scored = None
-    if reward is not None:
-        def scored(episode) -> float:
-            value = reward(episode)
-            total[0] += value
-            return value
-    names = [f"{JOB_POLICIES[a // len(CORE_POLICIES)]}-{CORE_POLICIES[a % len(CORE_POLICIES)]}"
-             if a != VOID else "void" for a in options.actions]
+
+    def scored(episode) -> float:
+        value = reward(episode)
+        total[0] += value
+        return value
+    names = [action_name(a) for a in options.actions]
     mean_probs: list[list[float]] = []
     last_probs: list[list[float]] = []
     result = RunResult(outdir=outdir)
@@ -253,7 +251,7 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
             last = run == nb_runs - 1
             total[0] = 0.0
             episode = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
-                                  reward=scored, progress=bar)
+                                  reward=scored if reward is not None else None, progress=bar)
             probs = getattr(agent, "probs", None)
             if probs:
                 mean_probs.append([round(float(p), 6) for p in np.mean(np.asarray(probs, dtype=np.float64), axis=0)])

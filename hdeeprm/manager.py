@@ -31,7 +31,7 @@ import numpy as np
 
 from hdeeprm.contention import ContentionModel, ResourceState
 from hdeeprm.errors import AgentError
-from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, node_capacity, order_queue
+from hdeeprm.policies import VOID, CoreSelector, node_capacity, order_queue, policy_pair
 from hdeeprm.resources import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
 from hdeeprm.workload.model import Job
@@ -79,8 +79,7 @@ class WorkloadManager:
         self.sim = simulator
         self.hierarchy = hierarchy
         self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
-        self._pairs = [(JOB_POLICIES[a // len(CORE_POLICIES)], CORE_POLICIES[a % len(CORE_POLICIES)])
-                       if a != VOID else None for a in self.actions]
+        self._pairs = [policy_pair(a) for a in self.actions]
         self.rng = np.random.default_rng(seed)
         self.state = ResourceState(hierarchy, model)
         self.selector = CoreSelector(self.state, self.rng)

@@ -61,6 +61,20 @@ def action_index(job_policy: str, core_policy: str) -> int:
     return len(CORE_POLICIES) * JOB_POLICIES.index(job_policy) + CORE_POLICIES.index(core_policy)
 
 
+def policy_pair(action: int) -> tuple[str, str] | None:
+    """The (job policy, core policy) of a full action index, None for :data:`VOID` (inverse of
+    :func:`action_index`)."""
+    if action == VOID:
+        return None
+    return JOB_POLICIES[action // len(CORE_POLICIES)], CORE_POLICIES[action % len(CORE_POLICIES)]
+
+
+def action_name(action: int) -> str:
+    """Name of a full action index: ``"first-high_gflops"`` style, or ``"void"``."""
+    pair = policy_pair(action)
+    return "void" if pair is None else "-".join(pair)
+
+
 def parse_policy_pair(pair: str) -> tuple[str, str]:
     """Split a ``"job-core"`` policy pair such as ``"first-high_gflops"``.
 
