@@ -28,7 +28,7 @@ DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz
 
 def make_env(trace: Path, jobs: int, observation: str, actions: str, mask: bool = True):
     """The benchmarked environment (see the module docstring)."""
-    from hdeeprm.environment import HDeepRMEnv
+    from hdeeprm.env.environment import HDeepRMEnv
     from hdeeprm.platform import load_platform
     from hdeeprm.workload.convert import swf_to_workload
 

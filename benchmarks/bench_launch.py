@@ -26,9 +26,9 @@ DEFAULT = ["examples/quickstart.json", "examples/kth_sp2_first_high_gflops.json"
 
 def bench(path: str, repeat: int, record: bool, custom_workload: str | None = None) -> None:
     """Print conversion and simulation speed of one options file."""
-    from hdeeprm.agent import ClassicAgent
-    from hdeeprm.launch import build_platform, build_workload, run_episode
-    from hdeeprm.options import load_options
+    from hdeeprm.agents.base import ClassicAgent
+    from hdeeprm.run.launch import build_platform, build_workload, run_episode
+    from hdeeprm.config.options import load_options
 
     options = load_options(path)
     hierarchy = build_platform(options)

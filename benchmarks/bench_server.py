@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hdeeprm.simulation.pybatsim_adapter import free_loopback_port
+from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
 
 
 def run_once(case: Path, outdir: Path) -> float:

@@ -2,10 +2,10 @@
 
 Public surface (import from here):
 
-* running: :class:`~hdeeprm.episode.Episode`, :func:`~hdeeprm.options.load_options`
-* platforms: :func:`~hdeeprm.platform.load_platform`, :class:`~hdeeprm.resources.ResourceHierarchy`
+* running: :class:`~hdeeprm.run.episode.Episode`, :func:`~hdeeprm.config.options.load_options`
+* platforms: :func:`~hdeeprm.platform.load_platform`, :class:`~hdeeprm.platform.hierarchy.ResourceHierarchy`
 * workloads: :class:`~hdeeprm.workload.model.Workload`, :class:`~hdeeprm.workload.model.Job`
-* agents: :class:`~hdeeprm.agent.Agent`, :class:`~hdeeprm.agent.ClassicAgent`
+* agents: :class:`~hdeeprm.agents.base.Agent`, :class:`~hdeeprm.agents.base.ClassicAgent`
 * errors: :class:`~hdeeprm.errors.HDeepRMError` and its subclasses
 
 Importing this package prints nothing and does not import torch.

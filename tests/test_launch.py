@@ -9,7 +9,7 @@ import pytest
 from procset import ProcSet
 
 from hdeeprm.cli.launch import main
-from hdeeprm.launch import launch
+from hdeeprm.run.launch import launch
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "examples" / "quickstart.json"

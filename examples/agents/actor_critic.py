@@ -11,7 +11,7 @@ HDeepRM's actor-critic example crashed at its first decision.)
 import torch
 from torch import nn
 
-from hdeeprm.learning import PolicyLearningAgent
+from hdeeprm.agents.learning import PolicyLearningAgent
 
 
 class ActorCriticAgent(PolicyLearningAgent):

@@ -12,7 +12,7 @@ and an entropy bonus.
 import torch
 from torch import nn
 
-from hdeeprm.learning import PolicyLearningAgent
+from hdeeprm.agents.learning import PolicyLearningAgent
 
 #: Passes over an episode's decisions per update.
 EPOCHS = 4

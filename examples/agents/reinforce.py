@@ -5,12 +5,12 @@ Run on the learning toy (4 cores, 2 jobs, objective makespan)::
     hdeeprm-launch examples/agents/reinforce.py examples/learning/learning.json -nr 300 -o out/reinforce
 
 The policy is the default two-hidden-layer network of
-:class:`hdeeprm.learning.PolicyLearningAgent`; its loss is
+:class:`hdeeprm.agents.learning.PolicyLearningAgent`; its loss is
 −Σ_t log π(a_t|s_t) · Ĝ_t with standardised discounted returns Ĝ.
 """
 from torch import nn
 
-from hdeeprm.learning import PolicyLearningAgent
+from hdeeprm.agents.learning import PolicyLearningAgent
 
 
 class REINFORCEAgent(PolicyLearningAgent):

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 
 def evaluate(agent, inputs, episodes: int) -> tuple[float, float]:
     """Mean (total reward, mean bounded slowdown) over ``episodes`` episodes, no update."""
-    from hdeeprm.launch import run_episode
+    from hdeeprm.run.launch import run_episode
 
     hierarchy, workload, options, observer, reward = inputs
     totals, bsld = [], []
@@ -49,11 +49,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from hdeeprm.agent import instantiate_agent, load_agent_class
-    from hdeeprm.launch import build_platform, build_workload, run_episode
-    from hdeeprm.observation import make_observer
-    from hdeeprm.options import load_options
-    from hdeeprm.reward import make_reward
+    from hdeeprm.agents.base import instantiate_agent, load_agent_class
+    from hdeeprm.run.launch import build_platform, build_workload, run_episode
+    from hdeeprm.env.observation import make_observer
+    from hdeeprm.config.options import load_options
+    from hdeeprm.env.reward import make_reward
 
     options = load_options(args.options)
     hierarchy = build_platform(options)

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from hdeeprm.cli import guarded
-from hdeeprm.simulation.server import DEFAULT_ENDPOINT
+from hdeeprm.simulation.batsim.server import DEFAULT_ENDPOINT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbosity in ("network-only", "debug"):
         def log(line: str) -> None:
             print(f"[network] {line}", file=sys.stderr)
-    from hdeeprm.simulation.server import run_server
+    from hdeeprm.simulation.batsim.server import run_server
 
     def serve() -> None:
         result = run_server(args.platform, args.workload[0], endpoint=args.socket_endpoint,

@@ -14,9 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace")
     args = p.parse_args(argv)
     try:
-        from hdeeprm.check import run_checks
-        from hdeeprm.launch import build_platform, build_workload
-        from hdeeprm.options import load_options
+        from hdeeprm.run.check import run_checks
+        from hdeeprm.run.launch import build_platform, build_workload
+        from hdeeprm.config.options import load_options
 
         options = load_options(args.options)
         hierarchy = build_platform(options)

@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "learning agent; writes Batsim-format outputs and metrics to OUTDIR.")
     p.add_argument("files", nargs="+", metavar="[agent.py] options.json",
                    help="the options file, optionally preceded by the agent file")
-    p.add_argument("-a", "--agent", help="agent file: its first class subclassing hdeeprm.agent.Agent decides")
+    p.add_argument("-a", "--agent", help="agent file: its first class subclassing hdeeprm.agents.base.Agent decides")
     p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload to use instead of the options' trace")
     p.add_argument("-im", "--inmodel", help="checkpoint to load the learning agent from")
     p.add_argument("-om", "--outmodel", help="checkpoint to save the learning agent to (written atomically)")
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hdeeprm.launch import launch
+    from hdeeprm.run.launch import launch
 
     result = launch(args.options, agent_path=args.agent, custom_workload=args.custom_workload,
                     inmodel=args.inmodel, outmodel=args.outmodel, nb_runs=args.nb_runs,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from hdeeprm.cli import guarded
 from hdeeprm.platform import load_platform, write_simgrid_platform
 from hdeeprm.platform.simgrid_export import NETWORK_MODES
-from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.platform.hierarchy import ResourceHierarchy
 
 PROG = "hdeeprm-platform"
 _COLUMNS = (("cluster", "id", "{}"), ("nodes", "nodes", "{:d}"), ("processors", "processors", "{:d}"),

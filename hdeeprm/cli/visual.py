@@ -4,7 +4,7 @@ Usage::
 
     hdeeprm-visual OUTDIR [-p rewards losses action_preferences gantt utilization queue_size] [-o DEST]
 
-Without ``-p`` every plot whose input file exists is drawn (see :mod:`hdeeprm.visual`).
+Without ``-p`` every plot whose input file exists is drawn (see :mod:`hdeeprm.outputs.visual`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hdeeprm.errors import HDeepRMError
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hdeeprm-visual``."""
-    from hdeeprm.visual import PLOTS
+    from hdeeprm.outputs.visual import PLOTS
 
     p = argparse.ArgumentParser(prog="hdeeprm-visual",
                                 description="Plot rewards, losses, action preferences, Gantt chart, utilization "
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from pathlib import Path
 
-    from hdeeprm.visual import make_plots
+    from hdeeprm.outputs.visual import make_plots
 
     if not Path(args.outdir).is_dir():
         print(f"hdeeprm-visual: error: output folder not found ({args.outdir})", file=sys.stderr)

@@ -133,7 +133,7 @@ def _stats(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from hdeeprm.workload.lublin import generate_lublin_swf
+    from hdeeprm.workload.generators.lublin import generate_lublin_swf
     count = generate_lublin_swf(args.output, args.nb_jobs, args.nb_cores, seed=args.seed,
                                 job_types=args.job_types)
     print(f"{count} jobs written to {args.output}")

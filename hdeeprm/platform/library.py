@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm.errors import PlatformError
-from hdeeprm.resources import NodeType, ProcessorType
+from hdeeprm.platform.hierarchy import NodeType, ProcessorType
 
 #: Folder of the libraries shipped with HDeepRM.
 DATA_DIR = Path(__file__).resolve().parent / "data"

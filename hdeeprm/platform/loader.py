@@ -1,4 +1,4 @@
-"""Read an HDeepRM platform JSON file into a :class:`~hdeeprm.resources.ResourceHierarchy`.
+"""Read an HDeepRM platform JSON file into a :class:`~hdeeprm.platform.hierarchy.ResourceHierarchy`.
 
 The format (the original HDeepRM's, accepted unchanged)::
 
@@ -26,7 +26,7 @@ from typing import Any
 from hdeeprm.errors import PlatformError
 from hdeeprm.platform.library import (TypeLibrary, check_fields, check_positive_int, load_library, parse_latency,
                                       read_json)
-from hdeeprm.resources import LinkSpec, NodeType, ResourceHierarchy
+from hdeeprm.platform.hierarchy import LinkSpec, NodeType, ResourceHierarchy
 
 _TOP_FIELDS = ("clusters", "global_links")
 _CLUSTER_FIELDS = ("id", "nodes", "local_links")

@@ -4,7 +4,7 @@ Layout (SimGrid platform DTD 4.1):
 
 - every core is one ``<host>`` named after :attr:`ResourceHierarchy.host_names`,
   with ``speed="G f,0.75G f,0.001f,0.001f"`` (FLOP/s per pstate, see
-  :mod:`hdeeprm.resources`), ``pstate="3"`` (initial pstate), and the
+  :mod:`hdeeprm.platform.hierarchy`), ``pstate="3"`` (initial pstate), and the
   properties ``wattage_per_state`` (one ``Idle:AllCores`` pair per pstate,
   comma-separated, the name SimGrid >= 3.28 reads; the older
   ``watt_per_state`` would be ignored), ``wattage_off`` (the initial
@@ -34,8 +34,8 @@ from pathlib import Path
 from lxml import etree
 
 from hdeeprm.errors import PlatformError
-from hdeeprm.resources import MASTER_HOST_SPEED, LinkSpec, ResourceHierarchy
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hierarchy import MASTER_HOST_SPEED, LinkSpec, ResourceHierarchy
+from hdeeprm.platform.hosts import HostSpec
 
 #: DOCTYPE line of SimGrid platform files.
 SIMGRID_DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'

@@ -40,7 +40,7 @@ pre-sorted stream merged with the heap (they always come first, see
 :data:`PRIORITY_SUBMISSION`). Re-timed jobs are invalidated lazily: each job has a version
 number and heap entries carrying an older version are skipped.
 
-The engine prints and logs nothing; the output writers in :mod:`hdeeprm.simulation.outputs`
+The engine prints and logs nothing; the output writers in :mod:`hdeeprm.outputs.batsim_csv`
 read :meth:`Engine.result`.
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from hdeeprm.errors import PlatformError, SimulationError
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Workload
 
 #: Same-instant order of JOB_SUBMITTED events: first in a batch (Batsim 4.2.1 delivers every
@@ -231,7 +231,7 @@ class Engine:
 
     Args:
         hosts: Compute hosts; host id ``i`` is ``hosts[i]`` (Batsim ids, i.e. hosts sorted
-            byte-wise by name, as :func:`hdeeprm.simulation.simgrid_reader.read_simgrid_platform`
+            byte-wise by name, as :func:`hdeeprm.platform.simgrid_reader.read_simgrid_platform`
             returns them).
         workload: The jobs (profiles ``delay`` / ``parallel_homogeneous`` only), with
             ``jobs[i].index == i``.

@@ -3,7 +3,7 @@
 One workload manager drives two simulators: the embedded engine
 (:class:`hdeeprm.simulation.engine.Engine` implements this protocol directly)
 and a real Batsim reached through PyBatsim
-(:mod:`hdeeprm.simulation.pybatsim_adapter`). Method names follow Batsim's
+(:mod:`hdeeprm.simulation.batsim.pybatsim_adapter`). Method names follow Batsim's
 commands (https://batsim.readthedocs.io/en/latest/protocol.html): every
 command takes effect at :attr:`now`, the instant of the batch of events being
 answered.

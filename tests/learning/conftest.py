@@ -31,14 +31,14 @@ def toy_workload():
 @pytest.fixture(scope="session")
 def toy_options():
     """The toy's options: objective makespan, minimal observation, 5 pairs."""
-    from hdeeprm.options import load_options
+    from hdeeprm.config.options import load_options
 
     return load_options(TOY_OPTIONS)
 
 
 def toy_episode(hierarchy, workload, options, action):
     """A toy episode after its single decision took ``action``."""
-    from hdeeprm.episode import Episode
+    from hdeeprm.run.episode import Episode
 
     ep = Episode(hierarchy, workload, actions=options.actions, seed=0, record=False)
     assert ep.advance()

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from hdeeprm.agent import LearningAgent as LazyLearningAgent
-from hdeeprm.agent import instantiate_agent, load_agent_class
-from hdeeprm.checkpoint import FORMAT_VERSION, load_checkpoint
+from hdeeprm.agents.base import LearningAgent as LazyLearningAgent
+from hdeeprm.agents.base import instantiate_agent, load_agent_class
+from hdeeprm.agents.checkpoint import FORMAT_VERSION, load_checkpoint
 from hdeeprm.errors import AgentError, OptionsError
-from hdeeprm.learning import LearningAgent, PolicyLearningAgent, ValueLearningAgent, discounted_returns
+from hdeeprm.agents.learning import LearningAgent, PolicyLearningAgent, ValueLearningAgent, discounted_returns
 
 from .conftest import AGENTS
 

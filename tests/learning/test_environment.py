@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from hdeeprm.environment import ENV_ID, HDeepRMEnv, register_envs
+from hdeeprm.env.environment import ENV_ID, HDeepRMEnv, register_envs
 from hdeeprm.errors import AgentError, OptionsError
 
 from .conftest import ROOT, TOY_OPTIONS

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from hdeeprm.episode import Episode
+from hdeeprm.run.episode import Episode
 from hdeeprm.errors import OptionsError
-from hdeeprm.observation import Observer, make_observer, queue_variation
+from hdeeprm.env.observation import Observer, make_observer, queue_variation
 from hdeeprm.workload.model import Job, Profile, Workload
 
 from .conftest import toy_episode

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.options import OBJECTIVES
-from hdeeprm.reward import make_reward
+from hdeeprm.config.options import OBJECTIVES
+from hdeeprm.env.reward import make_reward
 
 from .conftest import toy_episode
 
@@ -38,7 +38,7 @@ def test_job_count_objectives(toy_hierarchy, toy_workload, toy_options):
 
 
 def test_edp_of_an_idle_platform_uses_the_floor_speed(toy_hierarchy, toy_workload, toy_options):
-    from hdeeprm.episode import Episode
+    from hdeeprm.run.episode import Episode
 
     ep = Episode(toy_hierarchy, toy_workload, actions=toy_options.actions, seed=0, record=False)
     ep.advance()  # nothing started: every core in P3, 4 x 0.05 P
@@ -61,8 +61,8 @@ def test_unknown_objective():
 
 
 def test_slowdown_reward_equals_the_direct_sum_along_a_trace():
-    from hdeeprm.environment import HDeepRMEnv
-    from hdeeprm.observation import requested_times
+    from hdeeprm.env.environment import HDeepRMEnv
+    from hdeeprm.env.observation import requested_times
 
     from .conftest import ROOT
 

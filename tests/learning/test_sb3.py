@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hdeeprm.environment import HDeepRMEnv
+from hdeeprm.env.environment import HDeepRMEnv
 
 from .conftest import ROOT
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from hdeeprm.launch import launch
+from hdeeprm.run.launch import launch
 
 from .conftest import AGENTS, TOY_OPTIONS
 

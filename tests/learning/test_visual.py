@@ -6,7 +6,7 @@ import pytest
 
 from hdeeprm.cli.visual import main
 from hdeeprm.errors import InputError
-from hdeeprm.visual import busy_cores, make_plots, queue_size, read_jobs, read_log, step_counts
+from hdeeprm.outputs.visual import busy_cores, make_plots, queue_size, read_jobs, read_log, step_counts
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
           "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import PARALLEL_HOMOGENEOUS, Job, Profile
 
 

@@ -1,8 +1,8 @@
 """The heterogeneity layer's pstate rules (DESIGN section 4), by hand."""
 import numpy as np
 
-from hdeeprm.contention import ResourceState
-from hdeeprm.resources import P0, P1, P2, P3
+from hdeeprm.decision.contention import ResourceState
+from hdeeprm.platform.hierarchy import P0, P1, P2, P3
 
 from .helpers import job, small_hierarchy
 

@@ -3,8 +3,8 @@ import csv
 
 import pytest
 
-from hdeeprm.episode import Episode
-from hdeeprm.policies import action_index
+from hdeeprm.run.episode import Episode
+from hdeeprm.decision.policies import action_index
 from hdeeprm.workload.model import JobState, Workload
 
 from .helpers import job, small_hierarchy

@@ -1,7 +1,7 @@
 """Decisions of the workload manager: queue, head-of-line blocking, void, rejections."""
-from hdeeprm.manager import WorkloadManager
-from hdeeprm.policies import VOID, action_index
-from hdeeprm.resources import P0, P2
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.decision.policies import VOID, action_index
+from hdeeprm.platform.hierarchy import P0, P2
 
 from .helpers import RecordingSimulator, job, small_hierarchy
 

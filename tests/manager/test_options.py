@@ -4,8 +4,8 @@ import json
 import pytest
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.options import load_options, parse_options
-from hdeeprm.policies import VOID, action_index
+from hdeeprm.config.options import load_options, parse_options
+from hdeeprm.decision.policies import VOID, action_index
 
 
 def test_reference_options_files_load_unchanged(shared):

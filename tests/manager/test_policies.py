@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from hdeeprm.contention import ResourceState
+from hdeeprm.decision.contention import ResourceState
 from hdeeprm.errors import OptionsError
-from hdeeprm.policies import (CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, _rank_in_group, action_index,
+from hdeeprm.decision.policies import (CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, _rank_in_group, action_index,
                               order_queue, parse_policy_pair)
 
 from .helpers import job, small_hierarchy

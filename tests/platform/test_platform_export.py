@@ -59,7 +59,7 @@ def test_metacentrum_zones_are_joined_pairwise(tmp_path):
 
 
 def test_round_trip_through_the_simgrid_reader(tmp_path):
-    reader = pytest.importorskip("hdeeprm.simulation.simgrid_reader")
+    reader = pytest.importorskip("hdeeprm.platform.simgrid_reader")
     h = load_platform(PLATFORMS / "learning.json")
     read = reader.read_simgrid_platform(write_simgrid_platform(h, tmp_path / "l.xml"))
     expected = h.host_specs()

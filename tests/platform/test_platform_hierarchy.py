@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hdeeprm import resources
+from hdeeprm.platform import hierarchy as resources
 from hdeeprm.platform import load_library, load_platform
-from hdeeprm.resources import ResourceHierarchy
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.platform.hosts import HostSpec
 from tests.conftest import ROOT
 
 PLATFORMS = ROOT / "platforms"

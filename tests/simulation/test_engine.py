@@ -6,7 +6,7 @@ import pytest
 
 from hdeeprm.errors import SimulationError
 from hdeeprm.simulation.engine import Engine
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hdeeprm.errors import PlatformError
-from hdeeprm.simulation.simgrid_reader import parse_speed, read_simgrid_platform
+from hdeeprm.platform.simgrid_reader import parse_speed, read_simgrid_platform
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import GOLDEN  # noqa: E402

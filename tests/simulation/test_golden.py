@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from golden_schedulers import run_fcfs, run_pstate_fcfs  # noqa: E402
 
 from hdeeprm.simulation.engine import Engine  # noqa: E402
-from hdeeprm.simulation.outputs import write_outputs  # noqa: E402
-from hdeeprm.simulation.simgrid_reader import read_simgrid_platform  # noqa: E402
+from hdeeprm.outputs.batsim_csv import write_outputs  # noqa: E402
+from hdeeprm.platform.simgrid_reader import read_simgrid_platform  # noqa: E402
 from hdeeprm.workload.batsim_json import read_batsim_workload  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ import csv
 import pytest
 
 from hdeeprm.simulation.engine import Engine
-from hdeeprm.simulation.hosts import HostSpec
-from hdeeprm.simulation.outputs import SCHEDULE_COLUMNS, schedule_totals, write_outputs
+from hdeeprm.platform.hosts import HostSpec
+from hdeeprm.outputs.batsim_csv import SCHEDULE_COLUMNS, schedule_totals, write_outputs
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 
 
@@ -109,7 +109,7 @@ def test_without_energy_like_batsim_without_E(tmp_path):
 def test_interval_set_text_is_procsets():
     from procset import ProcSet
 
-    from hdeeprm.simulation.outputs import interval_set
+    from hdeeprm.outputs.batsim_csv import interval_set
 
     rng = __import__("random").Random(4)
     for _ in range(200):

@@ -8,8 +8,8 @@ import pytest
 from procset import ProcSet
 
 from hdeeprm.errors import ProtocolError
-from hdeeprm.simulation import protocol as P
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.simulation.batsim import protocol as P
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.workload.model import Job, Profile
 from tests.conftest import GOLDEN
 

@@ -12,8 +12,8 @@ from collections import deque
 import pytest
 
 from hdeeprm.errors import HDeepRMError
-from hdeeprm.simulation.pybatsim_adapter import find_batsim, run_with_batsim
-from hdeeprm.simulation.simgrid_reader import read_simgrid_platform
+from hdeeprm.simulation.batsim.pybatsim_adapter import find_batsim, run_with_batsim
+from hdeeprm.platform.simgrid_reader import read_simgrid_platform
 from hdeeprm.workload.batsim_json import read_batsim_workload
 from tests.conftest import GOLDEN
 

@@ -10,11 +10,11 @@ from procset import ProcSet
 
 from hdeeprm.cli.batsim import main as batsim_main
 from hdeeprm.errors import ProtocolError, SimulationError
-from hdeeprm.simulation import protocol as P
+from hdeeprm.simulation.batsim import protocol as P
 from hdeeprm.simulation.engine import Engine
-from hdeeprm.simulation.hosts import HostSpec
-from hdeeprm.simulation.server import BatsimSession, split_export_prefix
-from hdeeprm.simulation.simgrid_reader import read_simgrid_platform
+from hdeeprm.platform.hosts import HostSpec
+from hdeeprm.simulation.batsim.server import BatsimSession, split_export_prefix
+from hdeeprm.platform.simgrid_reader import read_simgrid_platform
 from hdeeprm.workload.batsim_json import read_batsim_workload
 from hdeeprm.workload.model import Job, Profile, Workload
 from tests.conftest import GOLDEN

@@ -14,8 +14,8 @@ import threading
 import pytest
 
 from hdeeprm.errors import HDeepRMError
-from hdeeprm.simulation.pybatsim_adapter import free_loopback_port
-from hdeeprm.simulation.server import run_server
+from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
+from hdeeprm.simulation.batsim.server import run_server
 from tests.conftest import GOLDEN
 
 pytest.importorskip("batsim.batsim", reason="pybatsim is not installed")

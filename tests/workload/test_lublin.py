@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.workload.lublin import (BATCH, BATCH_PARAMETERS, INTERACTIVE, INTERACTIVE_PARAMETERS,
+from hdeeprm.workload.generators.lublin import (BATCH, BATCH_PARAMETERS, INTERACTIVE, INTERACTIVE_PARAMETERS,
                                      WHOLE_PARAMETERS, _gamma_cdf, daily_weights,
                                      generate_lublin_swf, iter_lublin, scale_to_machine)
 from hdeeprm.workload.swf import read_swf
@@ -92,6 +92,6 @@ def test_shipped_trace_is_reproducible(tmp_path):
     assert out.read_bytes() == SHIPPED.read_bytes()
     header, records = read_swf(SHIPPED)
     assert header.max_procs == 100 and header.get_int("MaxJobs") == 500
-    assert header.fields["Conversion"] == "hdeeprm.workload.lublin (seed 20260101)"
+    assert header.fields["Conversion"] == "hdeeprm.workload.generators.lublin (seed 20260101)"
     assert len(records) == 500
     assert 20_000 < SHIPPED.stat().st_size < 80_000

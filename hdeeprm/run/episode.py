@@ -16,10 +16,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from hdeeprm.contention import ContentionModel
-from hdeeprm.manager import WorkloadManager
-from hdeeprm.metrics import summarize
-from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.decision.contention import ContentionModel
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.outputs.metrics import summarize
+from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.workload.model import Workload
 
@@ -30,7 +30,7 @@ class Episode:
     Args:
         hierarchy: The platform (each core one host).
         workload: The jobs to replay.
-        actions: The action set (full action indices, see :mod:`hdeeprm.policies`).
+        actions: The action set (full action indices, see :mod:`hdeeprm.decision.policies`).
         seed: Seed of the random policies.
         record: Keep the machine-state, pstate and energy logs (needed for
             the Batsim-format outputs; off for fast training).
@@ -38,7 +38,7 @@ class Episode:
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
-        manager: The :class:`~hdeeprm.manager.WorkloadManager`.
+        manager: The :class:`~hdeeprm.decision.manager.WorkloadManager`.
         done: True once the engine has no event left.
         jobs_ended: Jobs completed, killed or rejected so far.
     """
@@ -77,7 +77,7 @@ class Episode:
         return self.manager.apply(action)
 
     def metrics(self) -> dict[str, float | int]:
-        """The metrics summary (see :func:`hdeeprm.metrics.summarize`)."""
+        """The metrics summary (see :func:`hdeeprm.outputs.metrics.summarize`)."""
         e = self.engine
         out = summarize(self.workload.jobs, e.state, e.start_time, e.finish_time,
                         self.hierarchy.n_cores, e.consumed_energy())
@@ -91,7 +91,7 @@ class Episode:
         Returns:
             The metrics summary written to ``{prefix}_metrics.json``.
         """
-        from hdeeprm.simulation.outputs import write_outputs
+        from hdeeprm.outputs.batsim_csv import write_outputs
 
         outdir = Path(outdir)
         outdir.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@
 A user's ``agent.py`` subclasses one of them; the constructor receives
 ``(gamma, hidden, action_size, observation_size)`` as in the original, and
 may also declare ``lr``, ``seed`` and ``options`` (or take ``**kwargs`` and
-pass them on), see :func:`hdeeprm.agent.instantiate_agent`. Example files:
+pass them on), see :func:`hdeeprm.agents.base.instantiate_agent`. Example files:
 ``examples/agents/``.
 
 Agents are :class:`torch.nn.Module`: networks assigned as attributes are
@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from hdeeprm.agent import Agent
-from hdeeprm.checkpoint import check_compatible, load_checkpoint, save_checkpoint
+from hdeeprm.agents.base import Agent
+from hdeeprm.agents.checkpoint import check_compatible, load_checkpoint, save_checkpoint
 from hdeeprm.errors import OptionsError
 
 #: Added to standard deviations before dividing.
@@ -66,7 +66,7 @@ class LearningAgent(Agent, nn.Module):
             update); taken from ``options.run`` when not given.
         seed: Seeds torch's global generator before the networks are built (so the
             initial weights and the sampled actions are reproducible).
-        options: The run's :class:`~hdeeprm.options.Options` (for ``run``).
+        options: The run's :class:`~hdeeprm.config.options.Options` (for ``run``).
 
     Attributes:
         rewards: Rewards of the current episode, one per decision.
@@ -203,7 +203,7 @@ class LearningAgent(Agent, nn.Module):
 
     # ------------------------------------------------------------ checkpoints
     def save_checkpoint(self, path: str | Path) -> None:
-        """Save the networks and the optimizer (see :mod:`hdeeprm.checkpoint`), atomically."""
+        """Save the networks and the optimizer (see :mod:`hdeeprm.agents.checkpoint`), atomically."""
         save_checkpoint(path, self.state_dict(), self.optimizer.state_dict(), agent_class=type(self).__name__,
                         observation_size=self.observation_size, action_size=self.action_size,
                         extra={"gamma": self.gamma, "hidden": self.hidden, "lr": self.lr,

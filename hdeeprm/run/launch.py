@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm import __version__
-from hdeeprm.agent import Agent, ClassicAgent, instantiate_agent, load_agent_class
-from hdeeprm.episode import Episode
+from hdeeprm.agents.base import Agent, ClassicAgent, instantiate_agent, load_agent_class
+from hdeeprm.run.episode import Episode
 from hdeeprm.errors import AgentError, OptionsError
-from hdeeprm.options import Options
+from hdeeprm.config.options import Options
 from hdeeprm.platform import load_platform
-from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import Workload
 
 log = logging.getLogger("hdeeprm")
@@ -127,7 +127,7 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
         progress: A tqdm-like bar updated with the number of jobs ended, or None.
 
     Returns:
-        The finished :class:`~hdeeprm.episode.Episode`.
+        The finished :class:`~hdeeprm.run.episode.Episode`.
 
     Raises:
         AgentError: the agent returned an action outside the action set.
@@ -191,8 +191,8 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
     """
     import sys
 
-    from hdeeprm.options import load_options
-    from hdeeprm.policies import action_name
+    from hdeeprm.config.options import load_options
+    from hdeeprm.decision.policies import action_name
 
     def seed_torch() -> None:
         if "torch" in sys.modules:
@@ -207,8 +207,8 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
     observer = reward = None
     observation_size = 0
     if agent_path or options.agent_type == "LEARNING":
-        from hdeeprm.observation import make_observer
-        from hdeeprm.reward import make_reward
+        from hdeeprm.env.observation import make_observer
+        from hdeeprm.env.reward import make_reward
 
         observer = make_observer(options.observation, hierarchy, workload, options.queue_sensitivity)
         observation_size = observer.size
@@ -223,7 +223,7 @@ def launch(options_path: str, *, agent_path: str | None = None, custom_workload:
     if inmodel:
         agent.load_checkpoint(inmodel)
     if simulator == "batsim":
-        from hdeeprm.batsim_run import run_on_batsim
+        from hdeeprm.run.batsim import run_on_batsim
 
         metrics = run_on_batsim(hierarchy, workload, options, agent, outdir=outdir, batsim=batsim,
                                 observer=observer, reward=reward)

@@ -2,7 +2,7 @@
 
 :class:`BatsimSession` plays Batsim's side of the protocol over an
 :class:`~hdeeprm.simulation.engine.Engine` without any socket: it turns
-engine batches into Batsim messages (:mod:`hdeeprm.simulation.protocol`)
+engine batches into Batsim messages (:mod:`hdeeprm.simulation.batsim.protocol`)
 and applies the decision process's replies to the engine. :func:`serve`
 moves those messages over ZeroMQ the way Batsim does: Batsim owns a **REQ**
 socket and *connects* to the endpoint, the decision process (pybatsim's
@@ -33,8 +33,8 @@ from typing import Any
 from procset import ProcSet
 
 from hdeeprm.errors import ProtocolError, SimulationError
-from hdeeprm.simulation import protocol as P
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.simulation.batsim import protocol as P
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.workload.model import Job, JobState, Workload
 
 #: Default endpoint, Batsim's own default port on the loopback interface
@@ -290,15 +290,15 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
 
     Returns:
         The engine's ``result()`` (also written with
-        :func:`hdeeprm.simulation.outputs.write_outputs`).
+        :func:`hdeeprm.outputs.batsim_csv.write_outputs`).
 
     Raises:
         PlatformError, WorkloadError: Bad inputs (e.g. an unsupported profile type).
         ProtocolError, SimulationError: See :func:`serve`.
     """
     from hdeeprm.simulation.engine import Engine
-    from hdeeprm.simulation.outputs import write_outputs
-    from hdeeprm.simulation.simgrid_reader import read_simgrid_platform
+    from hdeeprm.outputs.batsim_csv import write_outputs
+    from hdeeprm.platform.simgrid_reader import read_simgrid_platform
     from hdeeprm.workload.batsim_json import read_batsim_workload
 
     hosts = read_simgrid_platform(platform)

@@ -35,7 +35,7 @@ from typing import Any
 import jsonschema
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.policies import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
+from hdeeprm.decision.policies import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 
 #: Reward objectives (DESIGN section 6).
 OBJECTIVES = ("avg_job_slowdown", "avg_job_completion", "avg_utilization", "makespan",

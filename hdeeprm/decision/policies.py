@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from hdeeprm.contention import ResourceState
+from hdeeprm.decision.contention import ResourceState
 from hdeeprm.errors import OptionsError
 from hdeeprm.workload.model import Job
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hdeeprm.manager import WorkloadManager
-from hdeeprm.resources import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
 from hdeeprm.workload.model import Workload
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm.errors import HDeepRMError, ProtocolError, SimulationError
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation.port import BatchCallback, SimulatorPort
 from hdeeprm.workload.model import DELAY, Job, Workload
 

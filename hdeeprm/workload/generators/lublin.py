@@ -292,7 +292,7 @@ def lublin_header(nb_jobs: int, nb_cores: int, seed: int, job_types: bool = Fals
         "Computer": f"synthetic machine of {nb_cores} processors",
         "Acknowledge": "Uri Lublin and Dror G. Feitelson (model)",
         "Information": "U. Lublin, D. G. Feitelson, J. Parallel Distrib. Comput. 63(11), 2003",
-        "Conversion": f"hdeeprm.workload.lublin (seed {seed})",
+        "Conversion": f"hdeeprm.workload.generators.lublin (seed {seed})",
         "MaxJobs": nb_jobs,
         "MaxRecords": nb_jobs,
         "Preemption": "No",

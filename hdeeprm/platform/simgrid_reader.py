@@ -23,7 +23,7 @@ import re
 from lxml import etree
 
 from hdeeprm.errors import PlatformError
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hosts import HostSpec
 
 #: SimGrid speed prefixes (decimal, SI) → multiplier of the FLOP/s unit.
 _PREFIXES = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21,

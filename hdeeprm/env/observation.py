@@ -1,7 +1,7 @@
 """Observations of the workload manager's state (HDeepRM's definitions, DESIGN section 6).
 
 An observation is a float32 vector in [0, 1] built from the heterogeneity
-layer (:class:`~hdeeprm.contention.ResourceState`), the engine (job progress)
+layer (:class:`~hdeeprm.decision.contention.ResourceState`), the engine (job progress)
 and the queue of pending jobs. Three types, from the original HDeepRM
 (Herrera et al. 2019):
 
@@ -30,9 +30,9 @@ where *before* is the queue length at the previous decision
 (:attr:`WorkloadManager.queue_before`). With an empty queue the 20 order
 statistics are 0.
 
-Speed and power factors per pstate come from :mod:`hdeeprm.resources`
-(:data:`~hdeeprm.resources.PSTATE_SPEED_FACTORS`,
-:data:`~hdeeprm.resources.PSTATE_POWER_FACTORS`), the same table the engine
+Speed and power factors per pstate come from :mod:`hdeeprm.platform.hierarchy`
+(:data:`~hdeeprm.platform.hierarchy.PSTATE_SPEED_FACTORS`,
+:data:`~hdeeprm.platform.hierarchy.PSTATE_POWER_FACTORS`), the same table the engine
 uses for energy. A requested time that is unknown (≤ 0 and no walltime) counts
 as 0 s; a 99th percentile of 0 (e.g. no job requests memory) leaves that
 quantity unscaled, so its values are all 0.
@@ -44,9 +44,9 @@ import operator
 import numpy as np
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.options import OBSERVATIONS
-from hdeeprm.policies import suggest
-from hdeeprm.resources import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
+from hdeeprm.config.options import OBSERVATIONS
+from hdeeprm.decision.policies import suggest
+from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
 from hdeeprm.workload.model import Workload
 
 #: Number of queue values at the end of every observation.
@@ -130,7 +130,7 @@ class QueueIndex:
     """Job indices of the manager's queue, cached between calls (callable).
 
     The manager only appends to its queue list or replaces it by a new list
-    (:class:`~hdeeprm.manager.WorkloadManager`), so a list seen before with
+    (:class:`~hdeeprm.decision.manager.WorkloadManager`), so a list seen before with
     the same first job and the same job at the previously last position only
     gained jobs at its end: only those are read. Anything else rebuilds.
     """
@@ -167,7 +167,7 @@ SHARED_QUEUE_INDEX = QueueIndex()
 
 
 class Observer:
-    """Builds the observation of an :class:`~hdeeprm.episode.Episode` (callable).
+    """Builds the observation of an :class:`~hdeeprm.run.episode.Episode` (callable).
 
     The per-workload scaling (99th percentiles) and the per-platform tables are
     computed once here; a call costs one sort of the queue's (n, 4) quantities.
@@ -263,7 +263,7 @@ class Observer:
         """The observation of ``episode`` now.
 
         Args:
-            episode: An :class:`~hdeeprm.episode.Episode` (uses its manager, state and engine).
+            episode: An :class:`~hdeeprm.run.episode.Episode` (uses its manager, state and engine).
 
         Returns:
             float32, shape (size,), every value in [0, 1].

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hdeeprm.resources import P0, P1, P2, P3, ResourceHierarchy
+from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.workload.model import Job
 
 

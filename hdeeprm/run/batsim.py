@@ -3,8 +3,8 @@
 The launcher writes the SimGrid XML platform (one host per core, names that
 sort in core order) and the Batsim JSON workload into the output folder,
 starts the ``batsim`` binary on a free loopback port and runs the same
-:class:`~hdeeprm.manager.WorkloadManager` as a PyBatsim scheduler
-(:mod:`hdeeprm.simulation.pybatsim_adapter`). Batsim writes its own
+:class:`~hdeeprm.decision.manager.WorkloadManager` as a PyBatsim scheduler
+(:mod:`hdeeprm.simulation.batsim.pybatsim_adapter`). Batsim writes its own
 ``out_*.csv`` there; HDeepRM adds ``out_metrics.json`` and
 ``overutilizations.json``.
 """
@@ -19,17 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from hdeeprm.agent import Agent
-from hdeeprm.manager import WorkloadManager
-from hdeeprm.metrics import summarize
-from hdeeprm.options import Options
-from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.agents.base import Agent
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.outputs.metrics import summarize
+from hdeeprm.config.options import Options
+from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import JobState, Workload
 
 
 @dataclass
 class BatsimEpisodeView:
-    """What observers and rewards read during a Batsim-driven run (mirrors :class:`~hdeeprm.episode.Episode`).
+    """What observers and rewards read during a Batsim-driven run (mirrors :class:`~hdeeprm.run.episode.Episode`).
 
     Attributes:
         hierarchy: The platform.
@@ -53,13 +53,13 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
         agent: Decides at every decision point.
         outdir: Output folder (inputs for Batsim are written there too).
         batsim: Name or path of the ``batsim`` binary (or a stand-in such as ``hdeeprm-batsim``).
-        observer, reward: As in :func:`hdeeprm.launch.run_episode`.
+        observer, reward: As in :func:`hdeeprm.run.launch.run_episode`.
 
     Raises:
         HDeepRMError: no binary found, PyBatsim missing, or Batsim failed (quoting its log).
     """
     from hdeeprm.platform import write_simgrid_platform
-    from hdeeprm.simulation.pybatsim_adapter import run_with_batsim
+    from hdeeprm.simulation.batsim.pybatsim_adapter import run_with_batsim
     from hdeeprm.workload.batsim_json import write_batsim_workload
 
     outdir = Path(outdir)

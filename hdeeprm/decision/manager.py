@@ -1,8 +1,8 @@
 """The workload manager: HDeepRM's decision system.
 
 It keeps the queue of pending jobs, the heterogeneity layer's state
-(:class:`~hdeeprm.contention.ResourceState`) and turns an agent's action (a
-policy pair, see :mod:`hdeeprm.policies`) into Batsim commands on a
+(:class:`~hdeeprm.decision.contention.ResourceState`) and turns an agent's action (a
+policy pair, see :mod:`hdeeprm.decision.policies`) into Batsim commands on a
 :class:`~hdeeprm.simulation.port.SimulatorPort`. The same code runs on the
 embedded engine and on a real Batsim through PyBatsim.
 
@@ -29,10 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hdeeprm.contention import ContentionModel, ResourceState
+from hdeeprm.decision.contention import ContentionModel, ResourceState
 from hdeeprm.errors import AgentError
-from hdeeprm.policies import VOID, CoreSelector, node_capacity, order_queue, policy_pair
-from hdeeprm.resources import ResourceHierarchy
+from hdeeprm.decision.policies import VOID, CoreSelector, node_capacity, order_queue, policy_pair
+from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
 from hdeeprm.workload.model import Job
 
@@ -52,7 +52,7 @@ class WorkloadManager:
     Args:
         simulator: Where commands go (the embedded engine or the PyBatsim adapter).
         hierarchy: The platform's resource hierarchy; host id = core id.
-        actions: The action set: full action indices (0…35, :data:`~hdeeprm.policies.VOID`
+        actions: The action set: full action indices (0…35, :data:`~hdeeprm.decision.policies.VOID`
             = 36), in the agent's order. Defaults to all 36 policy pairs, no void.
         seed: Seed of the random job and core selection policies.
         model: The contention model (HDeepRM's by default).

@@ -1,6 +1,6 @@
 """Pure codec of Batsim's 4.x JSON protocol: message dicts ⇄ typed events.
 
-No socket here (STYLE.md §2): :mod:`hdeeprm.simulation.server` moves the
+No socket here (STYLE.md §2): :mod:`hdeeprm.simulation.batsim.server` moves the
 strings over ZeroMQ, this module only turns them into dataclasses and back.
 Every message is ``{"now": float, "events": [{"timestamp", "type", "data"}]}``
 (https://batsim.readthedocs.io/en/latest/protocol.html, Batsim 4.2.1; the
@@ -30,7 +30,7 @@ from typing import Any, Union
 from procset import ProcSet
 
 from hdeeprm.errors import ProtocolError
-from hdeeprm.simulation.hosts import HostSpec
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile
 
 #: ``config`` object Batsim 4.2.1 sends in SIMULATION_BEGINS with its default
@@ -283,7 +283,7 @@ def resources_from_hosts(hosts: Sequence[HostSpec]) -> list[Resource]:
 
     Args:
         hosts: Compute hosts, index = Batsim id (sorted by name, see
-            :func:`hdeeprm.simulation.simgrid_reader.read_simgrid_platform`).
+            :func:`hdeeprm.platform.simgrid_reader.read_simgrid_platform`).
 
     Returns:
         One :class:`Resource` per host, state ``idle``, with the host's

@@ -5,7 +5,7 @@
   such as ``first-high_gflops``).
 * ``LearningAgent``, ``PolicyLearningAgent``, ``ValueLearningAgent`` — the
   original HDeepRM's learning agents (PyTorch), importable from here; they
-  live in :mod:`hdeeprm.learning` and are imported lazily so that classic runs
+  live in :mod:`hdeeprm.agents.learning` and are imported lazily so that classic runs
   do not pay for importing torch.
 
 :func:`load_agent_class` loads a user file and returns the first class
@@ -49,7 +49,7 @@ class Agent:
         raise NotImplementedError
 
     def rewarded(self, reward: float) -> None:
-        """Receive the reward of the last action (see :mod:`hdeeprm.reward`)."""
+        """Receive the reward of the last action (see :mod:`hdeeprm.env.reward`)."""
 
     def end_episode(self) -> float | None:
         """Called when a simulation ends; learning agents update here.
@@ -110,7 +110,7 @@ def load_agent_class(path: str | Path) -> type[Agent]:
     classes = [obj for obj in vars(module).values()
                if inspect.isclass(obj) and issubclass(obj, Agent) and obj.__module__ == name]
     if not classes:
-        raise AgentError(f"no class subclassing hdeeprm.agent.Agent is defined in the agent file ({path})")
+        raise AgentError(f"no class subclassing hdeeprm.agents.base.Agent is defined in the agent file ({path})")
     classes.sort(key=lambda c: inspect.getsourcelines(c)[1])
     return classes[0]
 
@@ -149,6 +149,6 @@ _LAZY = ("LearningAgent", "PolicyLearningAgent", "ValueLearningAgent")
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from hdeeprm import learning
+        from hdeeprm.agents import learning
         return getattr(learning, name)
-    raise AttributeError(f"module 'hdeeprm.agent' has no attribute '{name}'")
+    raise AttributeError(f"module 'hdeeprm.agents.base' has no attribute '{name}'")

@@ -3,9 +3,9 @@
 Importing this module registers ``"hdeeprm/HDeepRM-v0"``::
 
     import gymnasium
-    import hdeeprm.environment  # noqa: F401  (registers the id)
+    import hdeeprm.env.environment  # noqa: F401  (registers the id)
     env = gymnasium.make("hdeeprm/HDeepRM-v0", options="examples/learning/learning.json")
-    # or, without the import: gymnasium.make("hdeeprm.environment:hdeeprm/HDeepRM-v0", ...)
+    # or, without the import: gymnasium.make("hdeeprm.env.environment:hdeeprm/HDeepRM-v0", ...)
 
 (Gymnasium 1.x no longer loads the ``gymnasium.envs`` entry point that
 ``setup.py`` declares; :func:`register_envs` is what it names, for older
@@ -21,13 +21,13 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.episode import Episode
+from hdeeprm.run.episode import Episode
 from hdeeprm.errors import OptionsError
-from hdeeprm.observation import make_observer
-from hdeeprm.options import Options, load_options
-from hdeeprm.policies import VOID, action_index, parse_policy_pair
-from hdeeprm.resources import ResourceHierarchy
-from hdeeprm.reward import make_reward
+from hdeeprm.env.observation import make_observer
+from hdeeprm.config.options import Options, load_options
+from hdeeprm.decision.policies import VOID, action_index, parse_policy_pair
+from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.env.reward import make_reward
 from hdeeprm.workload.model import Workload
 
 #: Id under which :class:`HDeepRMEnv` is registered.
@@ -88,7 +88,7 @@ class HDeepRMEnv(gymnasium.Env):
 
     ## Observation Space
 
-    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.observation`:
+    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.env.observation`:
 
     ======================================  ==========================  ========
     part (type)                             meaning                     range
@@ -107,7 +107,7 @@ class HDeepRMEnv(gymnasium.Env):
 
     ## Rewards
 
-    After each action, from the state it leads to (:mod:`hdeeprm.reward`):
+    After each action, from the state it leads to (:mod:`hdeeprm.env.reward`):
     ``avg_job_slowdown`` −Σ 1/requested time (1/s) of pending and running jobs;
     ``avg_job_completion`` −(pending + running); ``avg_utilization`` busy cores;
     ``makespan`` Σ current GFLOP/s; ``energy_consumption`` −Σ current W;
@@ -123,12 +123,12 @@ class HDeepRMEnv(gymnasium.Env):
 
     ``terminated``: the workload is drained (no event left). ``truncated``:
     ``max_steps`` decisions were taken (when set). The final ``info`` holds the
-    metrics summary (``info["metrics"]``, :func:`hdeeprm.metrics.summarize`).
+    metrics summary (``info["metrics"]``, :func:`hdeeprm.outputs.metrics.summarize`).
 
     ## Arguments
 
     Args:
-        options: An :class:`~hdeeprm.options.Options`, or the path of an options
+        options: An :class:`~hdeeprm.config.options.Options`, or the path of an options
             file (the ``hdeeprm-launch`` schema), or None.
         platform: HDeepRM platform JSON path or a :class:`ResourceHierarchy`
             (overrides the options').
@@ -187,13 +187,13 @@ class HDeepRMEnv(gymnasium.Env):
         if isinstance(platform, ResourceHierarchy):
             self.hierarchy = platform
         else:
-            from hdeeprm.launch import build_platform
+            from hdeeprm.run.launch import build_platform
 
             self.hierarchy = build_platform(options)
         if isinstance(workload, Workload):
             self.workload = workload
         else:
-            from hdeeprm.launch import build_workload
+            from hdeeprm.run.launch import build_workload
 
             self.workload = build_workload(options, self.hierarchy)
         self.observer = make_observer(options.observation, self.hierarchy, self.workload,
@@ -268,7 +268,7 @@ class HDeepRMEnv(gymnasium.Env):
 def register_envs() -> None:
     """Register :data:`ENV_ID` with Gymnasium (idempotent)."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="hdeeprm.environment:HDeepRMEnv")
+        gymnasium.register(id=ENV_ID, entry_point="hdeeprm.env.environment:HDeepRMEnv")
 
 
 register_envs()

@@ -16,9 +16,9 @@ objective               reward                                                un
 ======================  ====================================================  ==================
 
 Current speed and power of a core are its G and P times the factors of its
-pstate, from :mod:`hdeeprm.resources` (the table the engine's energy uses).
+pstate, from :mod:`hdeeprm.platform.hierarchy` (the table the engine's energy uses).
 Jobs with an unknown requested time (see
-:func:`hdeeprm.observation.requested_times`) do not enter the slowdown sum.
+:func:`hdeeprm.env.observation.requested_times`) do not enter the slowdown sum.
 
 **edp** (energy-delay product). For work W done at aggregate speed S with
 power P, energy is E = P·W/S and delay D = W/S, so EDP = P·W²/S²: at each
@@ -39,10 +39,10 @@ from collections.abc import Callable
 import numpy as np
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.observation import SHARED_QUEUE_INDEX, requested_times
-from hdeeprm.options import OBJECTIVES
-from hdeeprm.policies import suggest
-from hdeeprm.resources import P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, N_PSTATES
+from hdeeprm.env.observation import SHARED_QUEUE_INDEX, requested_times
+from hdeeprm.config.options import OBJECTIVES
+from hdeeprm.decision.policies import suggest
+from hdeeprm.platform.hierarchy import P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, N_PSTATES
 
 
 
