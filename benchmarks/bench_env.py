@@ -33,7 +33,7 @@ def make_env(trace: Path, jobs: int, observation: str, actions: str, mask: bool 
     from hdeeprm.workload.convert import swf_to_workload
 
     hierarchy = load_platform(ROOT / "platforms" / "kth_sp2.json")
-    workload = swf_to_workload(trace, nb_cores=hierarchy.n_cores, reference_speed=hierarchy.reference_speed,
+    workload = swf_to_workload(trace, nb_cores=hierarchy.nb_cores, reference_speed=hierarchy.reference_speed,
                                nb_jobs=jobs, seed=0)
     acts = None if actions == "all" else ["first-high_gflops"]
     return HDeepRMEnv(platform=hierarchy, workload=workload, observation=observation,
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     mask = "off" if args.no_mask else "on"
     print(f"{args.steps} steps in {seconds:.3f} s: {args.steps / seconds:,.0f} steps/s "
           f"({args.observation} observation, {env.action_space.n} actions, action_mask {mask}, "
-          f"{args.jobs}-job KTH-SP2 window, {env.hierarchy.n_cores} cores, {episodes} episodes ended)")
+          f"{args.jobs}-job KTH-SP2 window, {env.hierarchy.nb_cores} cores, {episodes} episodes ended)")
     return 0
 
 

@@ -41,7 +41,7 @@ def bench(path: str, repeat: int, record: bool, custom_workload: str | None = No
         episode = run_episode(hierarchy, workload, options, ClassicAgent(0), record=record)
         best = min(best, time.perf_counter() - t0)
     n, d = len(workload.jobs), episode.manager.decisions
-    print(f"{Path(path).name}: {n} jobs on {hierarchy.n_cores} cores, convert {convert:.2f} s, "
+    print(f"{Path(path).name}: {n} jobs on {hierarchy.nb_cores} cores, convert {convert:.2f} s, "
           f"simulate {best:.2f} s -> {n / best:,.0f} jobs/s, {d / best:,.0f} decisions/s "
           f"({d} decisions)", flush=True)
 

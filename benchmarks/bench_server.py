@@ -49,14 +49,14 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
     case = Path(args.shared) / "batsim-golden" / "kth2000-delay"
-    n_jobs = 2000
+    nb_jobs = 2000
     times = []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             times.append(run_once(case, Path(tmp)))
     best = min(times)
-    print(f"kth2000-delay easy-ideal via hdeeprm-batsim + pybatsim easyBackfill: {n_jobs} jobs, "
-          f"best of {args.repeat}: {best:.2f} s = {n_jobs / best:.0f} jobs/s "
+    print(f"kth2000-delay easy-ideal via hdeeprm-batsim + pybatsim easyBackfill: {nb_jobs} jobs, "
+          f"best of {args.repeat}: {best:.2f} s = {nb_jobs / best:.0f} jobs/s "
           f"(all: {', '.join(f'{t:.2f}' for t in times)} s)")
     return 0
 

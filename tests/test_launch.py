@@ -46,11 +46,11 @@ def test_two_runs_with_one_seed_give_byte_identical_outputs(tmp_path):
     assert sa == sb
 
 
-def check_invariants(outdir, n_jobs):
+def check_invariants(outdir, nb_jobs):
     """Every job ends exactly once; no core serves two jobs at once; start >= submit."""
     rows = jobs_csv(outdir / "out_jobs.csv")
-    assert len(rows) == n_jobs
-    assert len({r["job_id"] for r in rows}) == n_jobs
+    assert len(rows) == nb_jobs
+    assert len({r["job_id"] for r in rows}) == nb_jobs
     intervals = {}
     for r in rows:
         assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "REJECTED")

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     after = evaluate(agent, inputs, args.eval)
     agent.run = "test"
     greedy = evaluate(agent, inputs, 1)
-    print(f"{len(workload.jobs)} jobs, {hierarchy.n_cores} cores, objective {options.objective}, "
+    print(f"{len(workload.jobs)} jobs, {hierarchy.nb_cores} cores, objective {options.objective}, "
           f"{args.episodes} training episodes")
     print(f"  untrained (sampled): total reward {before[0]:10.3f}   mean bounded slowdown {before[1]:8.1f}")
     print(f"  trained   (sampled): total reward {after[0]:10.3f}   mean bounded slowdown {after[1]:8.1f}")

@@ -133,11 +133,11 @@ class LearningAgent(Agent, nn.Module):
         self.rewards.append(float(reward))
 
     def discounted_returns(self) -> np.ndarray:
-        """Discounted returns of the current episode, float64, shape (n_decisions,)."""
+        """Discounted returns of the current episode, float64, shape (nb_decisions,)."""
         return discounted_returns(self.rewards, self.gamma)
 
     def standardised_returns(self) -> torch.Tensor:
-        """Discounted returns scaled to mean 0 and standard deviation 1, float32, shape (n_decisions,).
+        """Discounted returns scaled to mean 0 and standard deviation 1, float32, shape (nb_decisions,).
 
         With two or more decisions the episode's own mean and standard deviation
         are used (the original HDeepRM's choice). With one decision that would
@@ -163,14 +163,14 @@ class LearningAgent(Agent, nn.Module):
         """Merge the returns ``g`` into the running statistics (Chan et al. parallel update)."""
         if g.size == 0:
             return
-        n_a, mean_a, m2_a = float(self.return_count), float(self.return_mean), float(self.return_m2)
-        n_b, mean_b = float(g.size), float(g.mean())
+        nb_a, mean_a, m2_a = float(self.return_count), float(self.return_mean), float(self.return_m2)
+        nb_b, mean_b = float(g.size), float(g.mean())
         m2_b = float(((g - mean_b) ** 2).sum())
-        n = n_a + n_b
+        n = nb_a + nb_b
         delta = mean_b - mean_a
         self.return_count.fill_(n)
-        self.return_mean.fill_(mean_a + delta * n_b / n)
-        self.return_m2.fill_(m2_a + m2_b + delta * delta * n_a * n_b / n)
+        self.return_mean.fill_(mean_a + delta * nb_b / n)
+        self.return_m2.fill_(m2_a + m2_b + delta * delta * nb_a * nb_b / n)
 
     # ------------------------------------------------------------ learning
     def loss(self) -> torch.Tensor:

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(summary_table(hierarchy))
         else:
             out = write_simgrid_platform(hierarchy, args.output, network=args.network)
-            print(f"wrote {out}: {hierarchy.n_cores} hosts + master_host")
+            print(f"wrote {out}: {hierarchy.nb_cores} hosts + master_host")
 
     return guarded(PROG, run)
 

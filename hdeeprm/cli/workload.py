@@ -97,7 +97,7 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
     if args.platform and (nb_cores is None or speed is None):
         from hdeeprm.platform import load_platform
         platform = load_platform(args.platform)
-        nb_cores = int(platform.n_cores) if nb_cores is None else nb_cores
+        nb_cores = int(platform.nb_cores) if nb_cores is None else nb_cores
         speed = float(platform.reference_speed) if speed is None else speed
     if nb_cores is None:
         raise OptionsError("--nb-cores (or --platform) is required")

@@ -72,34 +72,34 @@ class ResourceState:
         model: The contention model; :class:`ContentionModel` (HDeepRM's) by default.
 
     Attributes:
-        core_free: bool, shape (n_cores,): no job runs on the core.
-        core_job: int64, shape (n_cores,): index of the job on the core, -1 if free.
-        core_pstate: int64, shape (n_cores,): current pstate (P0..P3).
-        node_free_mem: float64, shape (n_nodes,): free memory per node in MB.
-        processor_busy: int64, shape (n_processors,): busy cores per processor.
-        processor_used_bw: float64, shape (n_processors,): requested bandwidth per processor, GB/s.
-        n_free: number of free cores.
+        core_free: bool, shape (nb_cores,): no job runs on the core.
+        core_job: int64, shape (nb_cores,): index of the job on the core, -1 if free.
+        core_pstate: int64, shape (nb_cores,): current pstate (P0..P3).
+        node_free_mem: float64, shape (nb_nodes,): free memory per node in MB.
+        processor_busy: int64, shape (nb_processors,): busy cores per processor.
+        processor_used_bw: float64, shape (nb_processors,): requested bandwidth per processor, GB/s.
+        nb_free: number of free cores.
         overutilization: per processor, [number of times it became over-subscribed,
-            seconds spent over-subscribed], float64, shape (n_processors, 2).
+            seconds spent over-subscribed], float64, shape (nb_processors, 2).
     """
 
     def __init__(self, hierarchy: ResourceHierarchy, model: ContentionModel | None = None) -> None:
         self.hierarchy = h = hierarchy
         self.model = model or ContentionModel()
-        self.core_free = np.ones(h.n_cores, dtype=bool)
-        self.core_job = np.full(h.n_cores, -1, dtype=np.int64)
-        self.core_pstate = np.full(h.n_cores, P3, dtype=np.int64)
+        self.core_free = np.ones(h.nb_cores, dtype=bool)
+        self.core_job = np.full(h.nb_cores, -1, dtype=np.int64)
+        self.core_pstate = np.full(h.nb_cores, P3, dtype=np.int64)
         self.node_free_mem = np.asarray(h.node_memory, dtype=np.float64).copy()
-        self.processor_busy = np.zeros(h.n_processors, dtype=np.int64)
-        self.processor_used_bw = np.zeros(h.n_processors, dtype=np.float64)
-        self.n_free = h.n_cores
-        self.overutilization = np.zeros((h.n_processors, 2), dtype=np.float64)
-        self._over_since = np.full(h.n_processors, np.nan)
-        self._over: list[bool] = [False] * h.n_processors
+        self.processor_busy = np.zeros(h.nb_processors, dtype=np.int64)
+        self.processor_used_bw = np.zeros(h.nb_processors, dtype=np.float64)
+        self.nb_free = h.nb_cores
+        self.overutilization = np.zeros((h.nb_processors, 2), dtype=np.float64)
+        self._over_since = np.full(h.nb_processors, np.nan)
+        self._over: list[bool] = [False] * h.nb_processors
         # Pstate the model gave the busy and the idle cores of each processor at its last update.
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
-        self._run: list[int] = [run0] * h.n_processors
-        self._idle: list[int] = [idle0] * h.n_processors
+        self._run: list[int] = [run0] * h.nb_processors
+        self._idle: list[int] = [idle0] * h.nb_processors
         self._node: list[int] = np.asarray(h.processor_node).tolist()
         self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
         self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
@@ -109,7 +109,7 @@ class ResourceState:
         self._mem_bw: list[float] = self._mem_bw_np.tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
-        """Cores a job needing ``mem`` MB per core may take now, bool, shape (n_cores,)."""
+        """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
         if mem <= 0.0:
             return self.core_free
         return self.core_free & (self.node_free_mem[self.hierarchy.core_node] >= mem)
@@ -127,7 +127,7 @@ class ResourceState:
         """
         self.core_free[cores] = False
         self.core_job[cores] = job.index
-        self.n_free -= len(cores)
+        self.nb_free -= len(cores)
         return self._load(job, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
@@ -135,7 +135,7 @@ class ResourceState:
         cores = np.asarray(cores, dtype=np.int64)
         self.core_free[cores] = True
         self.core_job[cores] = -1
-        self.n_free += len(cores)
+        self.nb_free += len(cores)
         return self._load(job, cores, -1, now)
 
     def _load(self, job: Job, cores: np.ndarray, sign: int, now: float) -> dict[int, list[int]]:
@@ -158,10 +158,10 @@ class ResourceState:
             # Bandwidth sums come back to zero exactly only up to rounding.
             self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
         parr = np.unique(procs)
-        n_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
-        for p, over in zip(parr.tolist(), ((n_busy > 0) & (used > cap)).tolist()):
+        nb_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
+        for p, over in zip(parr.tolist(), ((nb_busy > 0) & (used > cap)).tolist()):
             self._record_one(p, over, now)
-        run, idle = self.model.pstates_many(n_busy, used, cap)
+        run, idle = self.model.pstates_many(nb_busy, used, cap)
         for p, r, i in zip(parr.tolist(), run.tolist(), idle.tolist()):
             self._run[p], self._idle[p] = r, i
         counts = self._count_np[parr]
@@ -187,9 +187,9 @@ class ResourceState:
         if job.mem_bw > 0.0:
             # Bandwidth sums come back to zero exactly only up to rounding.
             self.processor_used_bw[p] = self.processor_used_bw[p] + sign * k * job.mem_bw if busy else 0.0
-        n_busy, used, cap = int(busy), float(self.processor_used_bw[p]), self._mem_bw[p]
-        self._record_one(p, n_busy > 0 and used > cap, now)
-        run, idle = self.model.pstates(n_busy, used, cap)
+        nb_busy, used, cap = int(busy), float(self.processor_used_bw[p]), self._mem_bw[p]
+        self._record_one(p, nb_busy > 0 and used > cap, now)
+        run, idle = self.model.pstates(nb_busy, used, cap)
         old_run, old_idle = self._run[p], self._idle[p]
         changes: dict[int, list[int]] = {}
         start = self._first[p]

@@ -90,10 +90,10 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
-        # (n_jobs, 4) table of the sort keys, for the action mask.
+        # (nb_jobs, 4) table of the sort keys, for the action mask.
         self._keys = (np.array([[getattr(j, k) for k in _KEY_COLUMNS] for j in jobs], dtype=np.float64)
                       if jobs is not None else None)
-        self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.n_nodes)
+        self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.nb_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
 
@@ -122,7 +122,7 @@ class WorkloadManager:
             else:
                 self.rejected.append((job, reason))
                 self.sim.reject_job(job, reason)
-        return bool(self.queue) and self.state.n_free > 0 and bool(submitted or completed)
+        return bool(self.queue) and self.state.nb_free > 0 and bool(submitted or completed)
 
     def never_fits(self, job: Job) -> str | None:
         """Why ``job`` can never run on this platform, or None when it can.
@@ -131,8 +131,8 @@ class WorkloadManager:
         for more memory per core than the nodes can give that many cores.
         """
         h = self.hierarchy
-        if job.res > h.n_cores:
-            return f"requests {job.res} cores, the platform has {h.n_cores}"
+        if job.res > h.nb_cores:
+            return f"requests {job.res} cores, the platform has {h.nb_cores}"
         if job.mem > 0.0:
             fit = int(np.minimum(np.floor(np.asarray(h.node_memory) / job.mem), self._cores_per_node).sum())
             if job.res > fit:
@@ -142,7 +142,7 @@ class WorkloadManager:
 
     # ----------------------------------------------------------------- actions
     @property
-    def n_actions(self) -> int:
+    def nb_actions(self) -> int:
         """Size of the action set."""
         return len(self.actions)
 
@@ -157,7 +157,7 @@ class WorkloadManager:
         """Apply the action at position ``action`` of the action set.
 
         Args:
-            action: Position in :attr:`actions` (0 … n_actions − 1).
+            action: Position in :attr:`actions` (0 … nb_actions − 1).
 
         Returns:
             Number of jobs started.
@@ -206,7 +206,7 @@ class WorkloadManager:
             self.sim.set_pstate(cores, pstate)
 
     def action_mask(self) -> np.ndarray:
-        """Which actions would start at least one job now, bool, shape (n_actions,).
+        """Which actions would start at least one job now, bool, shape (nb_actions,).
 
         Every core-selection policy picks from the same candidate cores, so
         whether an action starts something depends on the first job its
@@ -245,7 +245,7 @@ class WorkloadManager:
         return heads
 
     def _fits(self, job: Job) -> bool:
-        if job.res > self.state.n_free:
+        if job.res > self.state.nb_free:
             return False
         if job.mem <= 0.0:
             return True

@@ -115,7 +115,7 @@ class CoreSelector:
         self.state = state
         self.rng = rng
         h = state.hierarchy
-        n = h.n_cores
+        n = h.nb_cores
         idx = np.arange(n)
         # Static core orders (ties by core id): fastest processor first, lowest power first.
         self._static = {
@@ -130,7 +130,7 @@ class CoreSelector:
             Core ids, int64, shape (job.res,), in the order they were taken.
         """
         st = self.state
-        if job.res > st.n_free:
+        if job.res > st.nb_free:
             return None
         cand = st.candidates(job.mem)
         cap = node_capacity(st, job.mem) if job.mem > 0.0 else None
@@ -143,7 +143,7 @@ class CoreSelector:
             # raises its count, so the order fixed now stays right core by core.
             h = st.hierarchy
             busy = st.processor_busy[h.core_processor]
-            order = np.lexsort((np.arange(h.n_cores), -busy))
+            order = np.lexsort((np.arange(h.nb_cores), -busy))
             return self._ordered(job, order, cand, cap)
         if policy == "high_mem":
             return self._dynamic(job, cand, cap, by_node=True)
@@ -186,8 +186,8 @@ class CoreSelector:
             group_of_core, first, count = h.core_processor, h.processor_first_core, h.processor_n_cores
             score = np.asarray(h.processor_mem_bw, dtype=np.float64) - st.processor_used_bw
             cost = job.mem_bw
-        n_groups = score.size
-        avail = np.bincount(group_of_core[cand], minlength=n_groups)
+        nb_groups = score.size
+        avail = np.bincount(group_of_core[cand], minlength=nb_groups)
         node_left = cap.copy() if cap is not None else None
         masked = np.where(avail > 0, score, -np.inf)
         taken = np.empty(job.res, dtype=np.int64)
@@ -226,10 +226,10 @@ def node_capacity(state: ResourceState, mem: float) -> np.ndarray:
         mem: Memory per core in MB, > 0.
 
     Returns:
-        int64, shape (n_nodes,): min(free memory // mem, free cores of the node).
+        int64, shape (nb_nodes,): min(free memory // mem, free cores of the node).
     """
     h = state.hierarchy
-    free_cores = np.bincount(h.core_node[state.core_free], minlength=h.n_nodes)
+    free_cores = np.bincount(h.core_node[state.core_free], minlength=h.nb_nodes)
     return np.minimum(np.floor(state.node_free_mem / mem), free_cores).astype(np.int64)
 
 

@@ -6,9 +6,9 @@ and the queue of pending jobs. Three types, from the original HDeepRM
 (Herrera et al. 2019):
 
 ``normal``
-    ``[node free memory fraction] * n_nodes``,
-    ``[processor remaining bandwidth fraction] * n_processors``,
-    ``[speed / G, power / P, remaining work fraction] * n_cores`` (interleaved
+    ``[node free memory fraction] * nb_nodes``,
+    ``[processor remaining bandwidth fraction] * nb_processors``,
+    ``[speed / G, power / P, remaining work fraction] * nb_cores`` (interleaved
     core by core), then the 21 queue values.
 ``small``
     ``normal`` without the per-core values.
@@ -68,7 +68,7 @@ def requested_times(workload: Workload) -> np.ndarray:
     positive, else 0 (unknown).
 
     Returns:
-        float64, shape (n_jobs,), by job index.
+        float64, shape (nb_jobs,), by job index.
     """
     out = np.empty(len(workload.jobs), dtype=np.float64)
     for i, job in enumerate(workload.jobs):
@@ -83,7 +83,7 @@ def job_quantities(workload: Workload) -> np.ndarray:
     """Requested time (s), cores, memory per core (MB), bandwidth per core (GB/s) of every job.
 
     Returns:
-        float64, shape (n_jobs, 4), by job index.
+        float64, shape (nb_jobs, 4), by job index.
     """
     q = np.empty((len(workload.jobs), 4), dtype=np.float64)
     q[:, 0] = requested_times(workload)
@@ -200,9 +200,9 @@ class Observer:
         self._scaled_t = np.ascontiguousarray((job_quantities(workload) / queue_normalisers(workload)).T,
                                               dtype=np.float32)
         self._queue_indices = SHARED_QUEUE_INDEX
-        n_res = 0
+        nb_res = 0
         if kind != "minimal":
-            n_res = h.n_nodes + h.n_processors
+            nb_res = h.nb_nodes + h.nb_processors
             mem = np.asarray(h.node_memory, dtype=np.float64)
             bw = np.asarray(h.processor_mem_bw, dtype=np.float64)
             self._inv_mem = np.where(np.isfinite(mem) & (mem > 0), 1.0 / np.where(mem > 0, mem, 1.0), 0.0)
@@ -210,9 +210,9 @@ class Observer:
             self._inv_bw = np.where(np.isfinite(bw) & (bw > 0), 1.0 / np.where(bw > 0, bw, 1.0), 0.0)
             self._bw_unbounded = ~(np.isfinite(bw) & (bw > 0))
         if kind == "normal":
-            n_res += 3 * h.n_cores
-        self._n_res = n_res
-        self.size = n_res + N_QUEUE_VALUES
+            nb_res += 3 * h.nb_cores
+        self._n_res = nb_res
+        self.size = nb_res + N_QUEUE_VALUES
         self._interp: dict[int, tuple] = {}
 
     def _positions(self, n: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -277,7 +277,7 @@ class Observer:
 
     def _resources(self, episode, out: np.ndarray) -> None:
         h, st = self.hierarchy, episode.manager.state
-        nn, npr = h.n_nodes, h.n_processors
+        nn, npr = h.nb_nodes, h.nb_processors
         mem = st.node_free_mem * self._inv_mem
         mem[self._mem_unbounded] = 1.0
         np.clip(mem, 0.0, 1.0, out=out[:nn])
@@ -286,7 +286,7 @@ class Observer:
         np.clip(bw, 0.0, 1.0, out=out[nn:nn + npr])
         if self.kind != "normal":
             return
-        cores = out[nn + npr:nn + npr + 3 * h.n_cores].reshape(h.n_cores, 3)
+        cores = out[nn + npr:nn + npr + 3 * h.nb_cores].reshape(h.nb_cores, 3)
         pstate = st.core_pstate
         cores[:, 0] = _SPEED[pstate]
         cores[:, 1] = _POWER[pstate]

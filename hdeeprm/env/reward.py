@@ -125,7 +125,7 @@ class Reward:
 
     def _avg_utilization(self, episode) -> float:
         st = episode.manager.state
-        return float(episode.hierarchy.n_cores - st.n_free)
+        return float(episode.hierarchy.nb_cores - st.nb_free)
 
     def _makespan(self, episode) -> float:
         return self._platform(episode).speed(episode.manager.state.core_pstate)

@@ -143,7 +143,7 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
     states = result.state
     ended = [i for i in result.completion_order if states[i] in _ENDED_STATES]
     jobs = result.workload.jobs
-    n_hosts = len(result.host_names)
+    nb_hosts = len(result.host_names)
     if ended:
         idx = np.array(ended, dtype=np.intp)
         sub = np.array([jobs[i].subtime for i in ended])
@@ -156,8 +156,8 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
         allocs = [result.allocation[i] for i in ended]
         sizes = np.fromiter((len(a) for a in allocs), dtype=np.intp, count=len(allocs))
         flat = np.fromiter(itertools.chain.from_iterable(allocs), dtype=np.intp, count=int(sizes.sum()))
-        busy = np.bincount(flat, weights=np.repeat(run, sizes), minlength=n_hosts)
-        last_end = np.full(n_hosts, -np.inf)
+        busy = np.bincount(flat, weights=np.repeat(run, sizes), minlength=nb_hosts)
+        last_end = np.full(nb_hosts, -np.inf)
         np.maximum.at(last_end, flat, np.repeat(finish, sizes))
         used = np.isfinite(last_end)
         time_idle = float((last_end[used] - busy[used]).sum())
@@ -168,17 +168,17 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
     else:
         time_idle = time_computing = makespan = 0.0
         stats = (0.0,) * 6
-    n_success = sum(1 for s in states if s is JobState.COMPLETED_SUCCESSFULLY)
-    n_killed = sum(1 for s in states if s in _KILL_STATES)
-    n_rejected = sum(1 for s in states if s is JobState.REJECTED)
-    n_jobs = sum(1 for s in states if s is not JobState.NOT_SUBMITTED)
+    nb_success = sum(1 for s in states if s is JobState.COMPLETED_SUCCESSFULLY)
+    nb_killed = sum(1 for s in states if s in _KILL_STATES)
+    nb_rejected = sum(1 for s in states if s is JobState.REJECTED)
+    nb_jobs = sum(1 for s in states if s is not JobState.NOT_SUBMITTED)
     joules = 0.0
     if result.energy and ended:
         joules = result.last_completion_energy - result.first_submission_energy
-    values = [BATSIM_FORMAT_VERSION, joules, makespan, *stats, n_hosts,
-              result.nb_grouped_switches, n_jobs, len(ended), n_killed, n_rejected, n_success,
+    values = [BATSIM_FORMAT_VERSION, joules, makespan, *stats, nb_hosts,
+              result.nb_grouped_switches, nb_jobs, len(ended), nb_killed, nb_rejected, nb_success,
               result.nb_machine_switches, result.scheduling_time, result.simulation_time,
-              n_success / n_jobs if n_jobs else 0.0, time_computing, time_idle, 0.0, 0.0, 0.0, 0.0]
+              nb_success / nb_jobs if nb_jobs else 0.0, time_computing, time_idle, 0.0, 0.0, 0.0, 0.0]
     return dict(zip(SCHEDULE_COLUMNS, values))
 
 

@@ -28,15 +28,15 @@ BOUNDED_SLOWDOWN_TAU = 10.0
 
 
 def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray, finish: np.ndarray,
-              n_cores: int, energy: float) -> dict[str, float | int]:
+              nb_cores: int, energy: float) -> dict[str, float | int]:
     """Compute the metrics summary of one simulation.
 
     Args:
         jobs: The workload's jobs, by index.
         states: Final state of each job, by index.
-        start: Start time of each job in seconds, float64, shape (n_jobs,), NaN if it never ran.
-        finish: End time of each job in seconds, float64, shape (n_jobs,), NaN if it never ran.
-        n_cores: Cores of the platform (P).
+        start: Start time of each job in seconds, float64, shape (nb_jobs,), NaN if it never ran.
+        finish: End time of each job in seconds, float64, shape (nb_jobs,), NaN if it never ran.
+        nb_cores: Cores of the platform (P).
         energy: Energy consumed by the platform, joules.
 
     Returns:
@@ -69,7 +69,7 @@ def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray
     makespan = float(finish[ran].max()) if ran.any() else 0.0
     first = float(submit.min()) if n else 0.0
     span = makespan - first
-    out["utilization"] = float((r * res[ran]).sum() / (n_cores * span)) if span > 0 else 0.0
+    out["utilization"] = float((r * res[ran]).sum() / (nb_cores * span)) if span > 0 else 0.0
     out["makespan"] = makespan
     out["energy"] = float(energy)
     return out

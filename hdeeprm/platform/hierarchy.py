@@ -141,8 +141,8 @@ class LinkSpec:
 ClusterLayout = tuple[str, Sequence[tuple[NodeType, int]], "LinkSpec | None"]
 
 
-def _host_name_width(n_cores: int) -> int:
-    return max(4, len(str(max(n_cores - 1, 0))))
+def _host_name_width(nb_cores: int) -> int:
+    return max(4, len(str(max(nb_cores - 1, 0))))
 
 
 @dataclass(eq=False)
@@ -154,36 +154,36 @@ class ResourceHierarchy:
     read from SimGrid XML). All int arrays are int64, all float arrays float64.
 
     Attributes:
-        n_clusters: Number of clusters.
-        n_nodes: Number of nodes.
-        n_processors: Number of processors.
-        n_cores: Number of cores (= Batsim hosts, without the master host).
-        core_processor: Processor of each core, shape (n_cores,).
-        core_node: Node of each core, shape (n_cores,).
-        core_speed: Peak speed G of each core in FLOP/s, shape (n_cores,).
-        core_power: Power P of each core in watts (processor TDP / cores), shape (n_cores,).
-        processor_node: Node of each processor, shape (n_processors,).
-        processor_first_core: First core of each processor, shape (n_processors,).
-        processor_n_cores: Cores of each processor, shape (n_processors,).
-        processor_speed: Per-core peak speed G of each processor in FLOP/s, shape (n_processors,).
-        processor_power: Per-core power P of each processor in watts, shape (n_processors,).
-        processor_mem_bw: Memory bandwidth of each processor in GB/s, shape (n_processors,).
-        processor_type: Processor type name of each processor, length n_processors.
-        node_cluster: Cluster of each node, shape (n_nodes,).
-        node_first_processor: First processor of each node, shape (n_nodes,).
-        node_n_processors: Processors of each node, shape (n_nodes,).
-        node_first_core: First core of each node, shape (n_nodes,).
-        node_n_cores: Cores of each node, shape (n_nodes,).
+        nb_clusters: Number of clusters.
+        nb_nodes: Number of nodes.
+        nb_processors: Number of processors.
+        nb_cores: Number of cores (= Batsim hosts, without the master host).
+        core_processor: Processor of each core, shape (nb_cores,).
+        core_node: Node of each core, shape (nb_cores,).
+        core_speed: Peak speed G of each core in FLOP/s, shape (nb_cores,).
+        core_power: Power P of each core in watts (processor TDP / cores), shape (nb_cores,).
+        processor_node: Node of each processor, shape (nb_processors,).
+        processor_first_core: First core of each processor, shape (nb_processors,).
+        processor_n_cores: Cores of each processor, shape (nb_processors,).
+        processor_speed: Per-core peak speed G of each processor in FLOP/s, shape (nb_processors,).
+        processor_power: Per-core power P of each processor in watts, shape (nb_processors,).
+        processor_mem_bw: Memory bandwidth of each processor in GB/s, shape (nb_processors,).
+        processor_type: Processor type name of each processor, length nb_processors.
+        node_cluster: Cluster of each node, shape (nb_nodes,).
+        node_first_processor: First processor of each node, shape (nb_nodes,).
+        node_n_processors: Processors of each node, shape (nb_nodes,).
+        node_first_core: First core of each node, shape (nb_nodes,).
+        node_n_cores: Cores of each node, shape (nb_nodes,).
         node_memory: Memory of each node in MB (library capacity in GB x 1024;
-            ``inf`` when unknown), shape (n_nodes,).
-        node_type: Node type name of each node, length n_nodes.
-        cluster_id: Identifier of each cluster, length n_clusters.
-        cluster_first_node: First node of each cluster, shape (n_clusters,).
-        cluster_n_nodes: Nodes of each cluster, shape (n_clusters,).
-        cluster_links: Local links of each cluster (None = not described), length n_clusters.
+            ``inf`` when unknown), shape (nb_nodes,).
+        node_type: Node type name of each node, length nb_nodes.
+        cluster_id: Identifier of each cluster, length nb_clusters.
+        cluster_first_node: First node of each cluster, shape (nb_clusters,).
+        cluster_n_nodes: Nodes of each cluster, shape (nb_clusters,).
+        cluster_links: Local links of each cluster (None = not described), length nb_clusters.
         global_links: Links between clusters (None = not described).
         reference_speed: Mean of ``core_speed`` in FLOP/s; turns trace seconds into FLOP.
-        host_names: Batsim/SimGrid host name of each core, length n_cores. They are
+        host_names: Batsim/SimGrid host name of each core, length nb_cores. They are
             zero-padded (``core0000``...) so that their byte-wise order, which is
             how Batsim numbers hosts, is the core order.
     """
@@ -205,26 +205,26 @@ class ResourceHierarchy:
     _hosts: list[HostSpec] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.n_cores = int(self.core_processor.shape[0])
-        self.n_processors = int(self.processor_node.shape[0])
-        self.n_nodes = int(self.node_cluster.shape[0])
-        self.n_clusters = len(self.cluster_id)
+        self.nb_cores = int(self.core_processor.shape[0])
+        self.nb_processors = int(self.processor_node.shape[0])
+        self.nb_nodes = int(self.node_cluster.shape[0])
+        self.nb_clusters = len(self.cluster_id)
         self.processor_first_core = _starts(self.processor_n_cores)
         self.core_node = self.processor_node[self.core_processor]
         self.core_speed = self.processor_speed[self.core_processor]
         self.core_power = self.processor_power[self.core_processor]
-        self.node_n_processors = np.bincount(self.processor_node, minlength=self.n_nodes).astype(np.int64)
+        self.node_n_processors = np.bincount(self.processor_node, minlength=self.nb_nodes).astype(np.int64)
         self.node_first_processor = _starts(self.node_n_processors)
-        self.node_n_cores = np.bincount(self.core_node, minlength=self.n_nodes).astype(np.int64)
+        self.node_n_cores = np.bincount(self.core_node, minlength=self.nb_nodes).astype(np.int64)
         self.node_first_core = _starts(self.node_n_cores)
-        self.cluster_n_nodes = np.bincount(self.node_cluster, minlength=self.n_clusters).astype(np.int64)
+        self.cluster_n_nodes = np.bincount(self.node_cluster, minlength=self.nb_clusters).astype(np.int64)
         self.cluster_first_node = _starts(self.cluster_n_nodes)
         if not self.cluster_links:
-            self.cluster_links = [None] * self.n_clusters
-        self.reference_speed = float(self.core_speed.mean()) if self.n_cores else 0.0
+            self.cluster_links = [None] * self.nb_clusters
+        self.reference_speed = float(self.core_speed.mean()) if self.nb_cores else 0.0
         if not self.host_names:
-            width = _host_name_width(self.n_cores)
-            self.host_names = [f"core{i:0{width}d}" for i in range(self.n_cores)]
+            width = _host_name_width(self.nb_cores)
+            self.host_names = [f"core{i:0{width}d}" for i in range(self.nb_cores)]
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -266,11 +266,11 @@ class ResourceHierarchy:
         type_names = list(type_index)
         ptypes = [processor_types[name] for name in type_names]
         idx = np.concatenate(proc_type_idx) if proc_type_idx else np.zeros(0, np.int64)
-        n_cores_t = np.array([p.cores for p in ptypes], dtype=np.int64)
+        nb_cores_t = np.array([p.cores for p in ptypes], dtype=np.int64)
         speed_t = np.array([p.core_speed for p in ptypes], dtype=np.float64)
         power_t = np.array([p.core_power for p in ptypes], dtype=np.float64)
         bw_t = np.array([float(p.mem_bw) for p in ptypes], dtype=np.float64)
-        processor_n_cores = n_cores_t[idx] if len(ptypes) else np.zeros(0, np.int64)
+        processor_n_cores = nb_cores_t[idx] if len(ptypes) else np.zeros(0, np.int64)
         return cls(
             core_processor=np.repeat(np.arange(idx.shape[0], dtype=np.int64), processor_n_cores),
             processor_node=np.concatenate(proc_node) if proc_node else np.zeros(0, np.int64),
@@ -329,7 +329,7 @@ class ResourceHierarchy:
         """Computing speed of every core in every pstate, in FLOP/s.
 
         Returns:
-            float64 array of shape (n_cores, N_PSTATES): G x PSTATE_SPEED_FACTORS
+            float64 array of shape (nb_cores, N_PSTATES): G x PSTATE_SPEED_FACTORS
             (0 for the idle pstates P2 and P3), rounded to 12 significant digits.
         """
         return _round_significant(np.outer(self.core_speed, np.asarray(PSTATE_SPEED_FACTORS)))
@@ -338,7 +338,7 @@ class ResourceHierarchy:
         """Power of every core in every pstate, in watts.
 
         Returns:
-            float64 array of shape (n_cores, N_PSTATES): P x PSTATE_POWER_FACTORS, rounded to
+            float64 array of shape (nb_cores, N_PSTATES): P x PSTATE_POWER_FACTORS, rounded to
             12 significant digits (so that 0.05 x 9.5 W is 0.475 W, not 0.47500000000000003 W,
             in the engine and in the exported XML alike).
         """
@@ -354,7 +354,7 @@ class ResourceHierarchy:
         A hierarchy built by :meth:`from_hosts` returns its hosts unchanged.
 
         Returns:
-            ``n_cores`` host specs; spec i is named ``host_names[i]``.
+            ``nb_cores`` host specs; spec i is named ``host_names[i]``.
         """
         if self._hosts is not None:
             return list(self._hosts)
@@ -384,7 +384,7 @@ class ResourceHierarchy:
             (reference speed, GFLOP/s); ``max_power_w`` (sum of P over cores:
             every core computing, watts); ``memory_gb`` (sum of node memory, GB).
         """
-        return _totals(self, slice(None), self.n_clusters)
+        return _totals(self, slice(None), self.nb_clusters)
 
     def cluster_summaries(self) -> list[dict[str, float | int | str]]:
         """The :meth:`summary` totals of each cluster, with its ``id``, in cluster order."""
@@ -396,26 +396,26 @@ class ResourceHierarchy:
         return rows
 
 
-def _totals(h: ResourceHierarchy, nodes: slice, n_clusters: int) -> dict[str, float | int]:
-    n_first = nodes.start or 0
-    n_last = h.n_nodes if nodes.stop is None else nodes.stop
-    if n_last > n_first:
-        p0 = int(h.node_first_processor[n_first])
-        p1 = int(h.node_first_processor[n_last - 1] + h.node_n_processors[n_last - 1])
-        c0 = int(h.node_first_core[n_first])
-        c1 = int(h.node_first_core[n_last - 1] + h.node_n_cores[n_last - 1])
+def _totals(h: ResourceHierarchy, nodes: slice, nb_clusters: int) -> dict[str, float | int]:
+    nb_first = nodes.start or 0
+    nb_last = h.nb_nodes if nodes.stop is None else nodes.stop
+    if nb_last > nb_first:
+        p0 = int(h.node_first_processor[nb_first])
+        p1 = int(h.node_first_processor[nb_last - 1] + h.node_n_processors[nb_last - 1])
+        c0 = int(h.node_first_core[nb_first])
+        c1 = int(h.node_first_core[nb_last - 1] + h.node_n_cores[nb_last - 1])
     else:
         p0 = p1 = c0 = c1 = 0
     speed = h.core_speed[c0:c1]
     return {
-        "clusters": n_clusters,
-        "nodes": n_last - n_first,
+        "clusters": nb_clusters,
+        "nodes": nb_last - nb_first,
         "processors": p1 - p0,
         "cores": c1 - c0,
         "peak_gflops": float(speed.sum()) / 1e9,
         "mean_core_gflops": float(speed.mean()) / 1e9 if c1 > c0 else 0.0,
         "max_power_w": float(h.core_power[c0:c1].sum()),
-        "memory_gb": float(h.node_memory[n_first:n_last].sum()) / 1024.0,
+        "memory_gb": float(h.node_memory[nb_first:nb_last].sum()) / 1024.0,
     }
 
 

@@ -15,11 +15,11 @@ class HostSpec:
 
     Attributes:
         name: Host name; Batsim numbers hosts 0..N-1 in byte-wise order of names.
-        speeds: Computing speed of each pstate in FLOP/s, shape (n_pstates,).
+        speeds: Computing speed of each pstate in FLOP/s, shape (nb_pstates,).
         idle_watts: Power drawn in each pstate while nothing computes on the
-            host, in watts, shape (n_pstates,) (SimGrid ``wattage_per_state`` Idle).
+            host, in watts, shape (nb_pstates,) (SimGrid ``wattage_per_state`` Idle).
         computing_watts: Power drawn in each pstate while computing, in watts,
-            shape (n_pstates,) (SimGrid ``wattage_per_state`` AllCores).
+            shape (nb_pstates,) (SimGrid ``wattage_per_state`` AllCores).
         initial_pstate: Pstate at t = 0.
         properties: Other SimGrid host properties (strings), forwarded to
             schedulers in SIMULATION_BEGINS.

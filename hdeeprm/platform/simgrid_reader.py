@@ -55,12 +55,12 @@ def parse_speed(text: str, where: str) -> float:
     return value
 
 
-def _parse_wattage(text: str, n_pstates: int, where: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _parse_wattage(text: str, nb_pstates: int, where: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Parse ``wattage_per_state`` into (idle W, computing W) per pstate."""
     idle, comp = [], []
     entries = [e.strip() for e in text.split(",")]
-    if len(entries) != n_pstates:
-        raise PlatformError(f"wattage_per_state must have one entry per pstate ({n_pstates}), got "
+    if len(entries) != nb_pstates:
+        raise PlatformError(f"wattage_per_state must have one entry per pstate ({nb_pstates}), got "
                             f"{len(entries)} in {text!r} ({where})")
     for entry in entries:
         parts = entry.split(":")

@@ -67,7 +67,7 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
     platform_xml = outdir / "platform.xml"
     workload_json = outdir / "workload.json"
     write_simgrid_platform(hierarchy, platform_xml)
-    write_batsim_workload(workload, workload_json, nb_res=hierarchy.n_cores)
+    write_batsim_workload(workload, workload_json, nb_res=hierarchy.nb_cores)
     managers: list[WorkloadManager] = []
 
     def on_batch_factory(port):
@@ -98,7 +98,7 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
     for i, t in sched.finish_time.items():
         finish[i] = t
     energy = _consumed_joules(run.outdir)
-    metrics = summarize(workload.jobs, states, start, finish, hierarchy.n_cores, energy)
+    metrics = summarize(workload.jobs, states, start, finish, hierarchy.nb_cores, energy)
     metrics["decisions"] = managers[0].decisions if managers else 0
     (outdir / "out_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     if managers:

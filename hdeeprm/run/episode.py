@@ -66,9 +66,9 @@ class Episode:
             if batch is None:
                 self.done = True
                 return False
-            n_rejected = len(manager.rejected)
+            nb_rejected = len(manager.rejected)
             due = manager.on_batch(batch.time, batch.submitted, batch.completed)
-            self.jobs_ended += len(batch.completed) + len(manager.rejected) - n_rejected
+            self.jobs_ended += len(batch.completed) + len(manager.rejected) - nb_rejected
             if due:
                 return True
 
@@ -80,7 +80,7 @@ class Episode:
         """The metrics summary (see :func:`hdeeprm.outputs.metrics.summarize`)."""
         e = self.engine
         out = summarize(self.workload.jobs, e.state, e.start_time, e.finish_time,
-                        self.hierarchy.n_cores, e.consumed_energy())
+                        self.hierarchy.nb_cores, e.consumed_energy())
         out["decisions"] = self.manager.decisions
         out["void_overridden"] = self.manager.void_overridden
         return out

@@ -36,8 +36,8 @@ def build_platform(options: Options) -> ResourceHierarchy:
     if not options.platform_file_path:
         raise OptionsError("platform_file_path is required", path=options.source)
     hierarchy = load_platform(options.platform_file_path)
-    if options.nb_resources is not None and options.nb_resources != hierarchy.n_cores:
-        raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.n_cores} in "
+    if options.nb_resources is not None and options.nb_resources != hierarchy.nb_cores:
+        raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.nb_cores} in "
                            f"{options.platform_file_path}), got {options.nb_resources}", path=options.source)
     return hierarchy
 
@@ -70,7 +70,7 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
         return workload
     from hdeeprm.workload.convert import swf_to_workload
 
-    return swf_to_workload(path, nb_cores=hierarchy.n_cores, reference_speed=hierarchy.reference_speed,
+    return swf_to_workload(path, nb_cores=hierarchy.nb_cores, reference_speed=hierarchy.reference_speed,
                            nb_jobs=options.nb_jobs, first_job=options.first_job,
                            actual_work=options.actual_work, profile_type=options.profile_type,
                            default_mem=options.default_mem, seed=options.seed,

@@ -129,15 +129,15 @@ class SimulationResult:
 
     Attributes:
         workload: The simulated workload (jobs are indexed by ``job.index``).
-        host_names: Host names by host id, length n_hosts.
+        host_names: Host names by host id, length nb_hosts.
         energy: Whether energy was simulated (Batsim's ``-E``).
         state: Final (or current) :class:`JobState` of each job, by job index.
-        start_time: Start time of each job in seconds, float64 (n_jobs,), NaN if never started.
+        start_time: Start time of each job in seconds, float64 (nb_jobs,), NaN if never started.
         finish_time: End time of each job in seconds (rejection time for rejected jobs),
-            float64 (n_jobs,), NaN if not finished.
+            float64 (nb_jobs,), NaN if not finished.
         allocation: Host ids of each job, by job index (None if never started).
         consumed_energy: Energy of each job's hosts between its start and finish, in joules,
-            float64 (n_jobs,), NaN without energy or when not finished.
+            float64 (nb_jobs,), NaN without energy or when not finished.
         reasons: Rejection reason by job index (REJECT_JOB).
         completion_order: Job indices in the order they reached a final state (rows of
             ``out_jobs.csv``).
@@ -145,7 +145,7 @@ class SimulationResult:
         last_completion_energy: Cumulated platform energy (J) at the last job end.
         nb_grouped_switches: Number of :meth:`Engine.set_pstate` calls.
         nb_machine_switches: Number of host pstate switches (hosts summed over the calls).
-        initial_pstates: Pstate of each host at t = 0, int (n_hosts,).
+        initial_pstates: Pstate of each host at t = 0, int (nb_hosts,).
         machine_states: ``(time s, nb_idle, nb_computing)`` after every job start, job end and
             pstate switch (empty with ``record=False``).
         pstate_changes: ``(time s, host ids, new pstate)`` rows of ``out_pstate_changes.csv``
@@ -186,11 +186,11 @@ def _command(job: Job | None) -> str:
 
 
 def _host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Pack host pstate tables into (n_hosts, max_pstates) arrays padded with NaN.
+    """Pack host pstate tables into (nb_hosts, max_pstates) arrays padded with NaN.
 
     Returns:
-        ``(speeds FLOP/s, idle W, computing W, n_pstates)``; the first three float64
-        (n_hosts, max_pstates), the last int (n_hosts,).
+        ``(speeds FLOP/s, idle W, computing W, nb_pstates)``; the first three float64
+        (nb_hosts, max_pstates), the last int (nb_hosts,).
 
     Raises:
         PlatformError: A host has no pstate, inconsistent table lengths or a bad initial pstate.
@@ -202,7 +202,7 @@ def _host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray, np.
     speeds = np.full((n, width), np.nan)
     idle = np.full((n, width), np.nan)
     comp = np.full((n, width), np.nan)
-    n_ps = np.empty(n, dtype=np.intp)
+    nb_ps = np.empty(n, dtype=np.intp)
     for i, h in enumerate(hosts):
         k = len(h.speeds)
         if k == 0 or len(h.idle_watts) != k or len(h.computing_watts) != k:
@@ -215,8 +215,8 @@ def _host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray, np.
         speeds[i, :k] = h.speeds
         idle[i, :k] = h.idle_watts
         comp[i, :k] = h.computing_watts
-        n_ps[i] = k
-    return speeds, idle, comp, n_ps
+        nb_ps[i] = k
+    return speeds, idle, comp, nb_ps
 
 
 class Engine:
@@ -247,11 +247,11 @@ class Engine:
     Attributes:
         now: Current simulated time in seconds.
         state: :class:`JobState` of each job, by job index.
-        start_time: Start time (s) by job index, float64 (n_jobs,), NaN when not started.
-        finish_time: End time (s) by job index, float64 (n_jobs,), NaN when not finished.
+        start_time: Start time (s) by job index, float64 (nb_jobs,), NaN when not started.
+        finish_time: End time (s) by job index, float64 (nb_jobs,), NaN when not finished.
         allocation: Host ids of each job by job index, None when not started.
-        pstate: Current pstate of each host, int (n_hosts,).
-        busy: Whether a job runs on each host, bool (n_hosts,).
+        pstate: Current pstate of each host, int (nb_hosts,).
+        busy: Whether a job runs on each host, bool (nb_hosts,).
 
     Raises:
         PlatformError: Malformed host tables.
@@ -390,8 +390,8 @@ class Engine:
         heap = self._heap
         t = heap[0][0] if heap else _INF
         ptr = self._sub_ptr
-        n_sub = len(self._sub_order)
-        if ptr < n_sub and self._sub_times[ptr] < t:
+        nb_sub = len(self._sub_order)
+        if ptr < nb_sub and self._sub_times[ptr] < t:
             t = self._sub_times[ptr]
         if self._pending_kills or self._pending_acks:
             t = self.now
@@ -404,9 +404,9 @@ class Engine:
 
         jobs = self._jobs
         submitted: list[Job] = []
-        if ptr < n_sub and self._sub_times[ptr] == t:
+        if ptr < nb_sub and self._sub_times[ptr] == t:
             order, times, state = self._sub_order, self._sub_times, self.state
-            while ptr < n_sub and times[ptr] == t:
+            while ptr < nb_sub and times[ptr] == t:
                 i = order[ptr]
                 state[i] = _SUBMITTED
                 submitted.append(jobs[i])
@@ -519,7 +519,7 @@ class Engine:
 
         Args:
             job: A job in state SUBMITTED.
-            hosts: Exactly ``job.res`` distinct, free host ids in ``[0, n_hosts)``.
+            hosts: Exactly ``job.res`` distinct, free host ids in ``[0, nb_hosts)``.
 
         Raises:
             SimulationError: The job is not waiting, or a host is out of range, repeated, busy,
@@ -664,7 +664,7 @@ class Engine:
         lockstep rate; host power changes from now.
 
         Args:
-            hosts: Distinct host ids in ``[0, n_hosts)``.
+            hosts: Distinct host ids in ``[0, nb_hosts)``.
             pstate: Pstate index, valid for every host of ``hosts``.
 
         Raises:
@@ -800,7 +800,7 @@ class Engine:
         return min(1.0, max(0.0, done))
 
     @property
-    def n_hosts(self) -> int:
+    def nb_hosts(self) -> int:
         """Number of compute hosts."""
         return self._n_hosts
 
@@ -810,7 +810,7 @@ class Engine:
         return self._n_busy
 
     def power(self) -> np.ndarray:
-        """Current power of each host in watts, float64 (n_hosts,) (a copy; zeros without energy)."""
+        """Current power of each host in watts, float64 (nb_hosts,) (a copy; zeros without energy)."""
         if not self._energy:
             return np.zeros(self._n_hosts)
         return np.where(self._computing, self._cur[_COMP], self._cur[_IDLE])

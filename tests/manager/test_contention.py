@@ -40,4 +40,4 @@ def test_memory_is_taken_and_given_back_per_node():
     changes = state.release(j, [0, 4], 1.0)
     assert state.node_free_mem.tolist() == [8192.0, 16384.0]
     assert changes == {P3: [0, 1, 4, 5, 6, 7]}
-    assert state.n_free == 8
+    assert state.nb_free == 8

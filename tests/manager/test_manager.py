@@ -59,4 +59,4 @@ def test_completion_frees_cores_and_restores_pstates():
     sim.commands.clear()
     assert m.on_batch(10.0, [], [j]) is False            # queue empty: no decision
     assert sim.commands == [("SET_RESOURCE_STATE", (2, 3), 3)]
-    assert m.state.n_free == 8
+    assert m.state.nb_free == 8

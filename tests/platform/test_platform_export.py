@@ -42,7 +42,7 @@ def test_gaia_xml_hosts_sort_in_core_order_with_pstates(tmp_path):
     # Ideal network: every link and backbone 0 latency, 1000 TBps; every host has a private link.
     links = list(tree.iter("link", "backbone"))
     assert {(x.get("bandwidth"), x.get("latency")) for x in links} == {("1000TBps", "0us")}
-    assert len(list(tree.iter("host_link"))) == h.n_cores + 1
+    assert len(list(tree.iter("host_link"))) == h.nb_cores + 1
 
 
 def test_metacentrum_zones_are_joined_pairwise(tmp_path):

@@ -49,10 +49,10 @@ def test_gaia_layout_is_contiguous_and_ordered(gaia):
     assert gaia.core_speed[-1] == 19.2e9 and gaia.core_power[-1] == 9.5
     assert gaia.node_memory[-1] == 4096 * 1024.0
     # Every processor's cores are one slice, every node's processors too.
-    for p in (0, 1, 200, gaia.n_processors - 1):
+    for p in (0, 1, 200, gaia.nb_processors - 1):
         first, n = gaia.processor_first_core[p], gaia.processor_n_cores[p]
         assert np.all(gaia.core_processor[first:first + n] == p)
-        assert gaia.core_processor[first + n - 1] == p and (first + n == gaia.n_cores
+        assert gaia.core_processor[first + n - 1] == p and (first + n == gaia.nb_cores
                                                             or gaia.core_processor[first + n] == p + 1)
     assert np.all(np.diff(gaia.core_processor) >= 0) and np.all(np.diff(gaia.processor_node) >= 0)
     assert gaia.node_first_processor[1] == 2 and gaia.processor_first_core[2] == 12
@@ -68,7 +68,7 @@ def test_host_names_sort_bytewise_in_core_order():
     h = load_platform(PLATFORMS / "metacentrum.json")
     assert h.host_names[0] == "core00000" and h.host_names[-1] == "core10001"
     assert sorted(h.host_names, key=str.encode) == h.host_names
-    assert len(set(h.host_names)) == h.n_cores
+    assert len(set(h.host_names)) == h.nb_cores
 
 
 def test_pstate_constants_are_the_design_table():
@@ -104,7 +104,7 @@ def test_from_hosts_is_flat_and_in_batsim_id_order():
     hosts = [HostSpec("h10", (2e9,), (5.0,), (9.0,)), HostSpec("h2", (1e9, 5e8), (1.0, 0.5), (3.0, 2.0), 1)]
     h = ResourceHierarchy.from_hosts(hosts)
     assert h.host_names == ["h10", "h2"]
-    assert (h.n_clusters, h.n_nodes, h.n_processors, h.n_cores) == (1, 2, 2, 2)
+    assert (h.nb_clusters, h.nb_nodes, h.nb_processors, h.nb_cores) == (1, 2, 2, 2)
     assert h.core_speed.tolist() == [2e9, 1e9] and h.core_power.tolist() == [9.0, 3.0]
     assert np.all(np.isinf(h.node_memory))
     assert h.host_specs() == [hosts[0], hosts[1]]

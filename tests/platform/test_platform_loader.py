@@ -47,7 +47,7 @@ def test_shipped_platforms_have_the_same_totals(ours):
 
 def test_kth_sp2_is_100_identical_cores_of_0_64_gflops():
     h = load_platform(PLATFORMS / "kth_sp2.json")
-    assert (h.n_clusters, h.n_nodes, h.n_processors, h.n_cores) == (1, 100, 100, 100)
+    assert (h.nb_clusters, h.nb_nodes, h.nb_processors, h.nb_cores) == (1, 100, 100, 100)
     assert np.all(h.core_speed == 0.64e9)
     assert h.reference_speed == 0.64e9
     assert np.all(h.node_memory == 2048.0)
@@ -60,7 +60,7 @@ def test_reference_das2_with_original_libraries_keeps_one_dual_core_processor():
     libs = [data / f for f in ("processor_types.json", "node_types.json", "network_types.json", "memory_types.json")]
     h = load_platform(REFERENCE / "platform_examples" / "das2.json", extra_libraries=libs)
     # The original's files (with "_doc" keys and "id" fields) load unchanged and override ours.
-    assert (h.n_nodes, h.n_processors, h.n_cores) == (72, 72, 144)
+    assert (h.nb_nodes, h.nb_processors, h.nb_cores) == (72, 72, 144)
     assert h.core_power[0] == 29 / 2
 
 
@@ -85,7 +85,7 @@ def test_extra_library_overrides_and_adds_types(tmp_path):
     })
     plat = _write(tmp_path, "p.json", _platform([{"type": "My Node", "number": 2}]))
     h = load_platform(plat, extra_libraries=[extra])
-    assert h.n_cores == 18
+    assert h.nb_cores == 18
     assert h.core_speed[:3].tolist() == [32e9] * 3 and h.core_power[:3].tolist() == [30.0] * 3
     assert h.core_speed[3:9].tolist() == [9.04e9] * 6 and h.core_power[3:9].tolist() == [20.0] * 6
     assert h.node_memory.tolist() == [512.0, 512.0]

@@ -18,21 +18,21 @@ from hdeeprm.simulation.engine import Engine
 def _start_fcfs(engine: Engine, queue: deque, free: np.ndarray) -> list:
     """Pop the queue head while it fits; allocate the lowest-id free hosts. Returns (job, hosts)."""
     started = []
-    n_free = int(free.sum())
-    while queue and queue[0].res <= n_free:
+    nb_free = int(free.sum())
+    while queue and queue[0].res <= nb_free:
         job = queue.popleft()
         hosts = np.flatnonzero(free)[:job.res]
         free[hosts] = False
-        n_free -= job.res
+        nb_free -= job.res
         started.append((job, hosts))
     return started
 
 
 def _handle_events(engine: Engine, batch, queue: deque, free: np.ndarray) -> None:
-    n_hosts = len(free)
+    nb_hosts = len(free)
     for job in batch.submitted:
-        if job.res > n_hosts:
-            engine.reject_job(job, f"requests {job.res} hosts, the platform has {n_hosts}")
+        if job.res > nb_hosts:
+            engine.reject_job(job, f"requests {job.res} hosts, the platform has {nb_hosts}")
         else:
             queue.append(job)
     for job in batch.completed:
@@ -42,7 +42,7 @@ def _handle_events(engine: Engine, batch, queue: deque, free: np.ndarray) -> Non
 def run_fcfs(engine: Engine) -> None:
     """Strict FCFS (fcfsRef.py): FIFO in submission order, the head blocks, lowest-id free hosts,
     jobs larger than the platform rejected."""
-    free = np.ones(engine.n_hosts, dtype=bool)
+    free = np.ones(engine.nb_hosts, dtype=bool)
     queue: deque = deque()
     while (batch := engine.next_batch()) is not None:
         _handle_events(engine, batch, queue, free)
@@ -57,7 +57,7 @@ def run_pstate_fcfs(engine: Engine, fast_hosts: set[int], initial_pstate: int = 
     busy hosts of ``fast_hosts`` while >= 3 jobs run; only differing hosts are switched, one
     set_pstate per target pstate (ascending), before the executions of the same batch.
     """
-    n = engine.n_hosts
+    n = engine.nb_hosts
     free = np.ones(n, dtype=bool)
     queue: deque = deque()
     running: set[str] = set()

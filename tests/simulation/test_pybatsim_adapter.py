@@ -27,10 +27,10 @@ BINARIES = [
 ]
 
 
-def fcfs_factory(n_hosts, calls):
+def fcfs_factory(nb_hosts, calls):
     """A strict FCFS on the SimulatorPort: lowest free ids, the head job blocks the queue."""
     def factory(port):
-        free = list(range(n_hosts))
+        free = list(range(nb_hosts))
         queue = deque()
         alloc = {}
 

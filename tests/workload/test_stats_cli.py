@@ -98,7 +98,7 @@ def test_cli_convert_with_platform_and_csv_report(tmp_path, capsys):
                  "--nb-jobs", "10", "--report", str(report)]) == 0
     from hdeeprm.workload.batsim_json import read_batsim_workload
     written = read_batsim_workload(out)
-    assert written.nb_res == platform.n_cores and len(written) == 10
+    assert written.nb_res == platform.nb_cores and len(written) == 10
     assert report.read_text().splitlines()[:2] == ["reason,count", "kept,10"]
 
 
