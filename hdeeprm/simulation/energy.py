@@ -1,0 +1,208 @@
+"""Energy accounting of the embedded engine (SimGrid host-energy plugin semantics).
+
+Every compute host draws, at every instant, the Idle wattage of its current pstate, or the
+AllCores wattage while a ``parallel_homogeneous`` job computes on it; a ``delay`` job computes
+nothing, so its hosts stay at Idle. The rules, and where they come from, are in
+``docs/engine.rst``, "Energy accounting"; SimGrid's plugin is documented at
+https://simgrid.org/doc/latest/Plugins.html#host-energy.
+
+The bookkeeping is lazy, so that nothing is done per idle host:
+
+* platform energy ``E(t) = offset + power * t`` (joules), with ``power`` the platform power
+  (watts), updated only when ``power`` changes: a change ``dP`` at time ``t`` does
+  ``offset -= dP * t``, which keeps ``E`` continuous;
+* each running job keeps the energy of its own hosts (hosts are never shared between jobs):
+  joules up to its last update plus the power they draw, brought up to date only when one of
+  its hosts changes pstate or when it ends.
+
+The :class:`~hdeeprm.simulation.engine.Engine` calls an :class:`EnergyAccount` directly from its
+job life cycle (it holds None when built with ``energy=False``); the account never calls back.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: Rows of the engine's current-pstate table ``cur`` (shape (3, nb_hosts)): speed in FLOP/s,
+#: Idle wattage in W, AllCores (computing) wattage in W of each host's current pstate.
+SPEED, IDLE, COMP = 0, 1, 2
+#: Up to this many values, Python's sum/min over ``tolist()`` beat numpy's reductions, whose
+#: fixed cost (~3 us) dominates on the small host sets of most jobs.
+SMALL = 32
+_sum = np.add.reduce
+
+
+def total(values: np.ndarray) -> float:
+    """Sum of a 1-D float array, fast for small arrays.
+
+    Args:
+        values: float64 (k,).
+
+    Returns:
+        The sum (Python's left-to-right sum up to :data:`SMALL` values, numpy's pairwise sum
+        above).
+    """
+    return sum(values.tolist()) if len(values) <= SMALL else float(_sum(values))
+
+
+class EnergyAccount:
+    """Cumulated energy of the platform and of each running job.
+
+    Args:
+        cur: The engine's current-pstate table, float64 (3, nb_hosts) (rows :data:`SPEED`,
+            :data:`IDLE`, :data:`COMP`). The account keeps a reference: the engine updates it in
+            place on every pstate switch, after calling :meth:`switch_hosts`.
+        nb_jobs: Number of jobs of the workload (jobs are indexed 0..nb_jobs-1).
+
+    Attributes:
+        power: Current platform power in watts (sum over hosts of what each draws).
+        offset: Joules such that the platform energy at time ``t`` is ``offset + power * t``.
+        wattmin: Sum of the Idle wattages (W) of the hosts' current pstates (the ``wattmin``
+            column of ``out_consumed_energy.csv``).
+        computing: Whether a ``parallel_homogeneous`` job computes on each host, bool (nb_hosts,).
+        job_energy: Energy (J) of each job's hosts from its start to its end, float64 (nb_jobs,),
+            NaN until the job ends.
+        first_submission_energy: Platform energy (J) at the first submission, NaN before.
+        last_completion_energy: Platform energy (J) at the last job end, NaN before.
+    """
+
+    def __init__(self, cur: np.ndarray, nb_jobs: int) -> None:
+        self._cur = cur
+        self._cur_idle = cur[IDLE]  # a view, for fast 1-D gathers
+        self.power = float(cur[IDLE].sum())
+        self.offset = 0.0
+        self.wattmin = self.power
+        self.computing = np.zeros(cur.shape[1], dtype=bool)
+        self.job_energy = np.full(nb_jobs, np.nan)
+        self.first_submission_energy = math.nan
+        self.last_completion_energy = math.nan
+        # A running job's hosts: _job_e (J) up to _job_t (s), drawing _job_power (W); _job_idle
+        # = their Idle wattage (W), what they fall back to when the job ends.
+        self._job_e = [0.0] * nb_jobs
+        self._job_t = [0.0] * nb_jobs
+        self._job_power = [0.0] * nb_jobs
+        self._job_idle = [0.0] * nb_jobs
+        self._d_idle = 0.0   # platform Idle change of the pstate switch under way (W)
+        self._d_power = 0.0  # computing-host correction of that switch (W)
+
+    def energy(self, now: float) -> float:
+        """Energy consumed by all compute hosts from t = 0 to ``now``.
+
+        Args:
+            now: Simulated time in seconds, not before the last power change.
+
+        Returns:
+            Joules.
+        """
+        return self.offset + self.power * now
+
+    def host_power(self) -> np.ndarray:
+        """What each host draws now, in watts, float64 (nb_hosts,) (a new array).
+
+        Returns:
+            The AllCores wattage of a host's current pstate while it computes, else its Idle one.
+        """
+        cur = self._cur
+        return np.where(self.computing, cur[COMP], cur[IDLE])
+
+    def first_submission(self, now: float) -> None:
+        """The first jobs are submitted at ``now`` (s): keep the platform energy then."""
+        self.first_submission_energy = self.offset + self.power * now
+
+    def delay_started(self, i: int, idx: np.ndarray, now: float) -> None:
+        """A ``delay`` job starts: its hosts keep drawing their Idle wattage.
+
+        Args:
+            i: Job index.
+            idx: Host ids of the job, intp (k,).
+            now: Start time in seconds.
+        """
+        idle = total(self._cur_idle[idx])
+        self._job_idle[i] = idle
+        self._job_e[i] = 0.0
+        self._job_t[i] = now
+        self._job_power[i] = idle
+
+    def computation_started(self, i: int, idx: np.ndarray, now: float, idle: float,
+                            comp: float) -> None:
+        """A ``parallel_homogeneous`` job starts: its hosts switch from Idle to AllCores.
+
+        Args:
+            i: Job index.
+            idx: Host ids of the job, intp (k,).
+            now: Start time in seconds.
+            idle: Sum of the Idle wattages of the hosts' current pstates (W).
+            comp: Sum of their AllCores wattages (W).
+        """
+        self._job_idle[i] = idle
+        self._job_e[i] = 0.0
+        self._job_t[i] = now
+        self.computing[idx] = True
+        delta = comp - idle
+        self.offset -= delta * now
+        self.power += delta
+        self._job_power[i] = comp
+
+    def catch_up(self, i: int, now: float) -> float:
+        """Bring running job ``i``'s energy up to ``now`` (s) at the power its hosts draw.
+
+        Returns:
+            Joules of the job's hosts since its start.
+        """
+        e = self._job_e[i] + self._job_power[i] * (now - self._job_t[i])
+        self._job_e[i] = e
+        self._job_t[i] = now
+        return e
+
+    def job_ended(self, i: int, idx: np.ndarray, now: float, computed: bool) -> None:
+        """Job ``i`` ends at ``now`` (s): record its energy; computing hosts fall back to Idle.
+
+        Args:
+            i: Job index.
+            idx: Host ids of the job, intp (k,).
+            now: End time in seconds.
+            computed: The job is a ``parallel_homogeneous`` one (its hosts drew AllCores).
+        """
+        self.job_energy[i] = self.catch_up(i, now)
+        if computed:
+            self.computing[idx] = False
+            delta = self._job_idle[i] - self._job_power[i]
+            self.offset -= delta * now
+            self.power += delta
+        self.last_completion_energy = self.offset + self.power * now
+
+    def switch_hosts(self, idx: np.ndarray, new_idle: np.ndarray) -> None:
+        """Hosts ``idx`` are about to switch pstate (call before the engine updates ``cur``).
+
+        Changes :attr:`wattmin` at once; the platform power changes in :meth:`end_switch`.
+
+        Args:
+            idx: Host ids, intp (k,).
+            new_idle: Idle wattages of their new pstates (W), float64 (k,).
+        """
+        d = total(new_idle) - total(self._cur_idle[idx])
+        self._d_idle += d
+        self.wattmin += d
+
+    def rewatt(self, i: int, idle: float, power: float) -> None:
+        """Running job ``i``'s hosts changed pstate (after :meth:`catch_up` at the switch time).
+
+        Args:
+            i: Job index.
+            idle: Sum of the Idle wattages of its hosts' new pstates (W).
+            power: What its hosts draw now (W): the AllCores sum for a ``parallel_homogeneous``
+                job, ``idle`` for a ``delay`` job.
+        """
+        # The Idle part of the change is already in _d_idle (switch_hosts); a computing job's
+        # hosts draw AllCores instead, hence the correction (exactly 0 for a delay job).
+        self._d_power += (power - self._job_power[i]) - (idle - self._job_idle[i])
+        self._job_power[i] = power
+        self._job_idle[i] = idle
+
+    def end_switch(self, now: float) -> None:
+        """Apply the platform power change of the switch under way, at ``now`` (s)."""
+        delta = self._d_idle + self._d_power
+        self._d_idle = self._d_power = 0.0
+        self.offset -= delta * now
+        self.power += delta

@@ -1,0 +1,67 @@
+"""Logs behind the Batsim-format time-series outputs of the embedded engine.
+
+A :class:`Recorder` keeps the rows of ``out_machine_states.csv``, ``out_pstate_changes.csv``
+and ``out_consumed_energy.csv`` (written by :mod:`hdeeprm.outputs.batsim_csv`; which row goes
+where is described in ``docs/engine.rst``, "Output files", after Batsim's
+https://batsim.readthedocs.io/en/latest/output-jobs.html). The
+:class:`~hdeeprm.simulation.engine.Engine` calls it directly at every job start, job end and
+pstate switch; it holds None instead when built with ``record=False`` (as in training), so
+that nothing is kept.
+"""
+from __future__ import annotations
+
+from hdeeprm.simulation.energy import EnergyAccount
+
+
+class Recorder:
+    """Rows of the machine-state, pstate-change and consumed-energy logs.
+
+    Args:
+        nb_hosts: Number of compute hosts.
+        energy: The engine's energy account, or None without energy (then nothing goes into
+            :attr:`energy_log`).
+
+    Attributes:
+        machine_states: ``(time s, nb_idle, nb_computing)`` after every job start, job end and
+            pstate switch.
+        pstate_changes: ``(time s, host ids, pstate)``: two rows per switch, ``-1`` (switching)
+            then the new pstate.
+        energy_log: ``(time s, platform energy J, kind, wattmin W)``, ``kind`` being ``'s'``
+            (job start), ``'e'`` (job end) or ``'p'`` (pstate switch: one row before, one after).
+    """
+
+    def __init__(self, nb_hosts: int, energy: EnergyAccount | None) -> None:
+        self._nb_hosts = nb_hosts
+        self._energy = energy
+        self.machine_states: list[tuple[float, int, int]] = []
+        self.pstate_changes: list[tuple[float, tuple[int, ...], int]] = []
+        self.energy_log: list[tuple[float, float, str, float]] = []
+
+    def _log_energy(self, now: float, kind: str) -> None:
+        account = self._energy
+        self.energy_log.append((now, account.energy(now), kind, account.wattmin))
+
+    def job_started(self, now: float, nb_busy: int) -> None:
+        """A job started at ``now`` (s); ``nb_busy`` hosts now run a job."""
+        self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
+        if self._energy is not None:
+            self._log_energy(now, "s")
+
+    def job_ended(self, now: float, nb_busy: int) -> None:
+        """A job ended at ``now`` (s); ``nb_busy`` hosts still run a job."""
+        self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
+        if self._energy is not None:
+            self._log_energy(now, "e")
+
+    def switching(self, now: float) -> None:
+        """A pstate switch is about to happen at ``now`` (s): the energy row before it."""
+        if self._energy is not None:
+            self._log_energy(now, "p")
+
+    def switched(self, now: float, hosts: tuple[int, ...], pstate: int, nb_busy: int) -> None:
+        """Hosts ``hosts`` switched to ``pstate`` at ``now`` (s); ``nb_busy`` hosts run a job."""
+        self.pstate_changes.append((now, hosts, -1))
+        self.pstate_changes.append((now, hosts, pstate))
+        self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
+        if self._energy is not None:
+            self._log_energy(now, "p")

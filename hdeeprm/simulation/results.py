@@ -1,0 +1,109 @@
+"""What the embedded engine hands out: a :class:`Batch` per instant, a :class:`SimulationResult`.
+
+Both are plain containers: :class:`~hdeeprm.simulation.engine.Engine` fills them, the decision
+system reads batches (:mod:`hdeeprm.decision`, :mod:`hdeeprm.simulation.batsim.server`) and
+the Batsim-format writers read results (:mod:`hdeeprm.outputs.batsim_csv`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hdeeprm.workload.model import Job, JobState, Workload
+
+
+@dataclass(slots=True)
+class Batch:
+    """All events of one simulated instant, delivered together (Batsim ideal-network order).
+
+    The order of the events inside a batch is the one of ``docs/engine.rst``, "Same-instant
+    event order".
+
+    Attributes:
+        time: The instant, in seconds since the start of the simulation.
+        submitted: Jobs submitted at this instant (JOB_SUBMITTED), ordered by the string
+            ``f"{workload.name}!{job.id}"``.
+        completed: Jobs that ended at this instant, in the order they were started: normal
+            ends, walltime kills, and jobs killed by ``Engine.kill_job`` (JOB_COMPLETED, or
+            JOB_KILLED for the latter).
+        requested_call: True when a CALL_ME_LATER for this instant fired (REQUESTED_CALL).
+        killed: The jobs of ``completed`` that were ended by ``Engine.kill_job`` (Batsim
+            reports them with JOB_KILLED instead of JOB_COMPLETED).
+        nb_requested_calls: How many CALL_ME_LATER fired at this instant (one REQUESTED_CALL
+            each in Batsim).
+        pstate_changes: ``(hosts, pstate)`` acknowledgements of the SET_RESOURCE_STATE
+            requests of the previous batch (RESOURCE_STATE_CHANGED); filled only when the
+            engine was built with ``ack_pstates=True``.
+    """
+
+    time: float
+    submitted: list[Job]
+    completed: list[Job]
+    requested_call: bool
+    killed: list[Job] = field(default_factory=list)
+    nb_requested_calls: int = 0
+    pstate_changes: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    """Everything the Batsim-format output writers need, copied out of an engine.
+
+    Built by :meth:`~hdeeprm.simulation.engine.Engine.result`; the files it feeds are described
+    in ``docs/engine.rst``, "Output files".
+
+    Attributes:
+        workload: The simulated workload (jobs are indexed by ``job.index``).
+        host_names: Host names by host id, length nb_hosts.
+        energy: Whether energy was simulated (Batsim's ``-E``).
+        state: Final (or current) :class:`JobState` of each job, by job index.
+        start_time: Start time of each job in seconds, float64 (nb_jobs,), NaN if never started.
+        finish_time: End time of each job in seconds (rejection time for rejected jobs),
+            float64 (nb_jobs,), NaN if not finished.
+        allocation: Host ids of each job, by job index (None if never started).
+        consumed_energy: Energy of each job's hosts between its start and finish, in joules,
+            float64 (nb_jobs,), NaN without energy or when not finished.
+        reasons: Rejection reason by job index (REJECT_JOB).
+        completion_order: Job indices in the order they reached a final state (rows of
+            ``out_jobs.csv``).
+        first_submission_energy: Cumulated platform energy (J) at the first submission (NaN
+            before it, or without energy).
+        last_completion_energy: Cumulated platform energy (J) at the last job end (NaN before
+            it, or without energy).
+        nb_grouped_switches: Number of SET_RESOURCE_STATE requests (``set_pstate`` calls, or
+            entries of a ``set_pstates`` mapping).
+        nb_machine_switches: Number of host pstate switches (hosts summed over the calls).
+        initial_pstates: Pstate of each host at t = 0, int (nb_hosts,).
+        machine_states: ``(time s, nb_idle, nb_computing)`` after every job start, job end and
+            pstate switch (empty with ``record=False``).
+        pstate_changes: ``(time s, host ids, new pstate)`` rows of ``out_pstate_changes.csv``
+            after the initial pstates (empty with ``record=False``).
+        energy_log: ``(time s, cumulated energy J, event type 's'|'e'|'p', wattmin W)`` rows
+            of ``out_consumed_energy.csv`` (empty with ``record=False`` or without energy).
+        scheduling_time: Wall-clock seconds spent outside ``Engine.next_batch`` (in the
+            decision system) between the first and the last call.
+        simulation_time: Wall-clock seconds from the first ``Engine.next_batch`` call to the
+            end of the simulation (or to ``Engine.result``).
+    """
+
+    workload: Workload
+    host_names: tuple[str, ...]
+    energy: bool
+    state: list[JobState]
+    start_time: np.ndarray
+    finish_time: np.ndarray
+    allocation: list[tuple[int, ...] | None]
+    consumed_energy: np.ndarray
+    reasons: dict[int, str]
+    completion_order: list[int]
+    first_submission_energy: float
+    last_completion_energy: float
+    nb_grouped_switches: int
+    nb_machine_switches: int
+    initial_pstates: np.ndarray
+    machine_states: list[tuple[float, int, int]]
+    pstate_changes: list[tuple[float, tuple[int, ...], int]]
+    energy_log: list[tuple[float, float, str, float]]
+    scheduling_time: float
+    simulation_time: float
