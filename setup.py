@@ -46,6 +46,6 @@ setup(
             "hdeeprm-visual=hdeeprm.cli.visual:main",
             "hdeeprm-check=hdeeprm.cli.check:main",
         ],
-        "gymnasium.envs": ["__root__=hdeeprm.env.environment:register_envs"],
+        "gymnasium.envs": ["__root__=hdeeprm:register_envs"],
     },
 )

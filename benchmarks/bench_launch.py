@@ -27,7 +27,8 @@ DEFAULT = ["examples/quickstart.json", "examples/kth_sp2_first_high_gflops.json"
 def bench(path: str, repeat: int, record: bool, custom_workload: str | None = None) -> None:
     """Print conversion and simulation speed of one options file."""
     from hdeeprm.agents.base import ClassicAgent
-    from hdeeprm.run.launch import build_platform, build_workload, run_episode
+    from hdeeprm.config.build import build_platform, build_workload
+    from hdeeprm.run.episode import run_episode
     from hdeeprm.config.options import load_options
 
     options = load_options(path)
@@ -38,7 +39,7 @@ def bench(path: str, repeat: int, record: bool, custom_workload: str | None = No
     best, episode = float("inf"), None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        episode = run_episode(hierarchy, workload, options, ClassicAgent(0), record=record)
+        episode, _ = run_episode(hierarchy, workload, options, ClassicAgent(0), record=record)
         best = min(best, time.perf_counter() - t0)
     n, d = len(workload.jobs), episode.manager.decisions
     print(f"{Path(path).name}: {n} jobs on {hierarchy.nb_cores} cores, convert {convert:.2f} s, "

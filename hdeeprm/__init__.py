@@ -1,13 +1,67 @@
 """HDeepRM: workload management for heterogeneous clusters with classic and deep-RL agents.
 
-Public surface (import from here):
+Public surface (``from hdeeprm import ...``), grouped by the data flow:
 
-* running: :class:`~hdeeprm.run.episode.Episode`, :func:`~hdeeprm.config.options.load_options`
-* platforms: :func:`~hdeeprm.platform.load_platform`, :class:`~hdeeprm.platform.hierarchy.ResourceHierarchy`
-* workloads: :class:`~hdeeprm.workload.model.Workload`, :class:`~hdeeprm.workload.model.Job`
+* configuration: :class:`~hdeeprm.config.options.Options`, :func:`~hdeeprm.config.options.load_options`
+* inputs: :func:`~hdeeprm.platform.loader.load_platform`,
+  :class:`~hdeeprm.platform.hierarchy.ResourceHierarchy`,
+  :class:`~hdeeprm.workload.model.Workload`, :class:`~hdeeprm.workload.model.Job`
+* running: :func:`~hdeeprm.run.launch.launch` (what ``hdeeprm-launch`` does),
+  :class:`~hdeeprm.run.episode.Episode`, :class:`~hdeeprm.env.environment.HDeepRMEnv`
 * agents: :class:`~hdeeprm.agents.base.Agent`, :class:`~hdeeprm.agents.base.ClassicAgent`
 * errors: :class:`~hdeeprm.errors.HDeepRMError` and its subclasses
 
-Importing this package prints nothing and does not import torch.
+Importing this package prints nothing, imports none of these modules (they
+load on first use, PEP 562), never imports torch, and registers the Gymnasium
+environment ``"hdeeprm/HDeepRM-v0"`` by its string entry point.
 """
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
 __version__ = "0.3.0"
+
+#: Public name -> module that defines it.
+_EXPORTS = {
+    "Options": "hdeeprm.config.options", "load_options": "hdeeprm.config.options",
+    "load_platform": "hdeeprm.platform.loader", "ResourceHierarchy": "hdeeprm.platform.hierarchy",
+    "Workload": "hdeeprm.workload.model", "Job": "hdeeprm.workload.model",
+    "launch": "hdeeprm.run.launch", "Episode": "hdeeprm.run.episode",
+    "HDeepRMEnv": "hdeeprm.env.environment",
+    "Agent": "hdeeprm.agents.base", "ClassicAgent": "hdeeprm.agents.base",
+    "HDeepRMError": "hdeeprm.errors",
+}
+#: Id of the Gymnasium environment.
+ENV_ID = "hdeeprm/HDeepRM-v0"
+
+__all__ = ["ENV_ID", "__version__", "register_envs", *_EXPORTS]
+
+# A library leaves logging to the application: records go to the "hdeeprm" logger and
+# nowhere else unless the application configures logging (Python's logging HOWTO).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def register_envs() -> None:
+    """Register :data:`ENV_ID` with Gymnasium (idempotent; imports only gymnasium)."""
+    import gymnasium
+
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="hdeeprm.env.environment:HDeepRMEnv")
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported from their modules on first access."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hdeeprm' has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    """The public names."""
+    return sorted(__all__)
+
+
+register_envs()

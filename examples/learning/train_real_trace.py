@@ -26,12 +26,12 @@ HERE = Path(__file__).resolve().parent
 
 def evaluate(agent, inputs, episodes: int) -> tuple[float, float]:
     """Mean (total reward, mean bounded slowdown) over ``episodes`` episodes, no update."""
-    from hdeeprm.run.launch import run_episode
+    from hdeeprm.run.episode import run_episode
 
     hierarchy, workload, options, observer, reward = inputs
     totals, bsld = [], []
     for _ in range(episodes):
-        episode = run_episode(hierarchy, workload, options, agent, record=False, observer=observer, reward=reward)
+        episode, _ = run_episode(hierarchy, workload, options, agent, record=False, observer=observer, reward=reward)
         totals.append(sum(agent.rewards))
         bsld.append(episode.metrics()["mean_bounded_slowdown"])
         agent.clear()
@@ -49,11 +49,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from hdeeprm.agents.base import instantiate_agent, load_agent_class
-    from hdeeprm.run.launch import build_platform, build_workload, run_episode
-    from hdeeprm.env.observation import make_observer
+    from hdeeprm.agents import instantiate_agent, load_agent_class
+    from hdeeprm.config.build import build_platform, build_workload
     from hdeeprm.config.options import load_options
+    from hdeeprm.env.observation import make_observer
     from hdeeprm.env.reward import make_reward
+    from hdeeprm.run.episode import run_episode
 
     options = load_options(args.options)
     hierarchy = build_platform(options)

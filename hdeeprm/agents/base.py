@@ -3,10 +3,11 @@
 * :class:`Agent` — the base class a user's ``agent.py`` subclasses.
 * :class:`ClassicAgent` — always the same policy pair (a classic heuristic
   such as ``first-high_gflops``).
-* ``LearningAgent``, ``PolicyLearningAgent``, ``ValueLearningAgent`` — the
-  original HDeepRM's learning agents (PyTorch), importable from here; they
-  live in :mod:`hdeeprm.agents.learning` and are imported lazily so that classic runs
-  do not pay for importing torch.
+
+The original HDeepRM's learning agents (``LearningAgent``,
+``PolicyLearningAgent``, ``ValueLearningAgent``, PyTorch) live in
+:mod:`hdeeprm.agents.learning`; :mod:`hdeeprm.agents` exports them lazily so
+that classic runs do not pay for importing torch.
 
 :func:`load_agent_class` loads a user file and returns the first class
 *defined in it* that subclasses :class:`Agent`.
@@ -142,13 +143,3 @@ def instantiate_agent(cls: type[Agent], **available: Any) -> Agent:
         return cls(**kwargs)
     except Exception as exc:
         raise AgentError(f"{cls.__name__}(...) failed: {type(exc).__name__}: {exc}") from exc
-
-
-_LAZY = ("LearningAgent", "PolicyLearningAgent", "ValueLearningAgent")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from hdeeprm.agents import learning
-        return getattr(learning, name)
-    raise AttributeError(f"module 'hdeeprm.agents.base' has no attribute '{name}'")

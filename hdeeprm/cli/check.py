@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         from hdeeprm.run.check import run_checks
-        from hdeeprm.run.launch import build_platform, build_workload
+        from hdeeprm.config.build import build_platform, build_workload
         from hdeeprm.config.options import load_options
 
         options = load_options(args.options)

@@ -16,32 +16,55 @@ An options file is JSON::
         "agent": {"type": "CLASSIC" | "LEARNING", "policy_pair": "first-high_gflops",
                   "run": "train" | "test", "hidden": 128, "lr": 0.001, "gamma": 0.99}
       },
+      "contention": "hdeeprm",           # HDeepRM addition: contention model ("hdeeprm" | "none")
       "workload": {"actual_work": "runtime", "first_job": 0, "profile_type": "parallel_homogeneous",
-                   "default_mem": 0.0, "enforce_walltime": false}   # HDeepRM addition, optional
+                   "default_mem": 0.0, "enforce_walltime": false,
+                   "mem_bw_choices": [4, 8, 12, 16, 20, 24]}   # HDeepRM addition: SWF conversion
     }
 
 Relative paths are resolved against the options file's folder. Unknown keys
 are rejected with the closest valid name. The structure is validated with
-``jsonschema``; errors name the file and the key path.
+``jsonschema``; errors name the file and the key path. Every default lives in
+:class:`Options` (the conversion defaults come from
+:mod:`hdeeprm.workload.convert`, the names' from their registries), so the
+library, the command line and the environment cannot disagree. The
+``workload`` block only applies to SWF traces: with a Batsim JSON workload it
+is an error (the JSON's jobs carry their own values).
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
+from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
+from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
+from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
+from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
-from hdeeprm.decision.policies import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
+from hdeeprm.registry import suggest
+try:  # TEMPORARY until the conversion constants land
+    from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
+                                          DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE)
+except ImportError:
+    from hdeeprm.workload.convert import ACTUAL_WORK_CHOICES, DEFAULT_MEM_BW_CHOICES
+    DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME, DEFAULT_MEM, DEFAULT_PROFILE_TYPE = "runtime", False, 0.0, "parallel_homogeneous"
 
-#: Reward objectives (DESIGN section 6).
-OBJECTIVES = ("avg_job_slowdown", "avg_job_completion", "avg_utilization", "makespan",
-              "energy_consumption", "edp")
-#: Observation types (DESIGN section 6).
-OBSERVATIONS = ("normal", "small", "minimal")
+#: The repository's quickstart inputs (``hdeeprm-launch examples/quickstart.json`` and the
+#: Gymnasium environment made without arguments): a 104-core heterogeneous slice of UniLu
+#: Gaia and the shipped 500-job Lublin-Feitelson trace.
+REPOSITORY = Path(__file__).resolve().parents[2]
+QUICKSTART_PLATFORM = REPOSITORY / "platforms" / "gaia_mini.json"
+QUICKSTART_WORKLOAD = REPOSITORY / "workloads" / "lublin_500_100.swf"
+#: Python logging levels accepted by ``pybatsim.log_level``.
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: Agent types of the original schema (``pybatsim.agent.type``).
+AGENT_TYPES = ("CLASSIC", "LEARNING")
 
 _SELECTION = {"type": "array", "minItems": 1, "items": {
     "type": "object", "minProperties": 1,
@@ -51,22 +74,23 @@ _SELECTION = {"type": "array", "minItems": 1, "items": {
 SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False,
     "properties": {
-        "seed": {"type": "integer"},
+        "seed": {"type": "integer", "minimum": 0},
         "nb_resources": {"type": "integer", "minimum": 1},
         "nb_jobs": {"type": "integer", "minimum": 1},
         "workload_file_path": {"type": "string"},
         "platform_file_path": {"type": "string"},
+        "contention": {"enum": list(CONTENTION_MODELS.names())},
         "pybatsim": {"type": "object", "additionalProperties": False, "properties": {
-            "log_level": {"enum": ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]},
+            "log_level": {"enum": list(LOG_LEVELS)},
             "env": {"type": "object", "additionalProperties": False, "properties": {
-                "objective": {"enum": list(OBJECTIVES)},
+                "objective": {"enum": list(OBJECTIVES.names())},
                 "actions": {"type": "object", "additionalProperties": False, "properties": {
                     "selection": _SELECTION, "void": {"type": "boolean"}}},
-                "observation": {"enum": list(OBSERVATIONS)},
+                "observation": {"enum": list(OBSERVATIONS.names())},
                 "queue_sensitivity": {"type": "number", "exclusiveMinimum": 0},
             }},
             "agent": {"type": "object", "additionalProperties": False, "properties": {
-                "type": {"enum": ["CLASSIC", "LEARNING"]},
+                "type": {"enum": list(AGENT_TYPES)},
                 "policy_pair": {"type": "string"},
                 "run": {"enum": ["train", "test"]},
                 "hidden": {"type": "integer", "minimum": 1},
@@ -75,7 +99,7 @@ SCHEMA: dict[str, Any] = {
             }},
         }},
         "workload": {"type": "object", "additionalProperties": False, "properties": {
-            "actual_work": {"enum": ["runtime", "tsafrir"]},
+            "actual_work": {"enum": list(ACTUAL_WORK_CHOICES)},
             "first_job": {"type": "integer", "minimum": 0},
             "profile_type": {"enum": ["parallel_homogeneous", "delay"]},
             "default_mem": {"type": "number", "minimum": 0},
@@ -88,19 +112,23 @@ SCHEMA: dict[str, Any] = {
 
 @dataclass
 class Options:
-    """Resolved options of one run (defaults in brackets).
+    """Resolved options of one run; every default is written here and nowhere else.
 
     Attributes:
-        seed: Seed of everything random [0].
-        nb_resources: Expected number of cores, checked against the platform [None].
-        nb_jobs: Jobs taken from an SWF trace, None = all [None].
-        workload_file_path: SWF trace or Batsim JSON workload, absolute path.
-        platform_file_path: HDeepRM platform JSON, absolute path.
-        log_level: Python logging level name ["WARNING"].
-        objective: Reward objective, one of :data:`OBJECTIVES` ["avg_job_slowdown"].
+        workload_file_path: SWF trace or Batsim JSON workload, absolute path [none].
+        platform_file_path: HDeepRM platform JSON, absolute path [none].
+        seed: Seed of everything random: workload conversion, random policies, torch [0].
+        nb_resources: Expected number of cores, checked against the platform [not checked].
+        nb_jobs: Jobs taken from the workload [all].
+        contention: Contention model, a name of
+            :data:`~hdeeprm.decision.contention.CONTENTION_MODELS` ["hdeeprm"].
+        log_level: Level of the ``hdeeprm`` logger set by the command line ["WARNING"].
+        objective: Reward objective, a name of :data:`~hdeeprm.env.reward.OBJECTIVES`
+            ["avg_job_slowdown"].
         actions: Action set as full action indices (policy pairs, 36 = void)
             [all 36 pairs, or the CLASSIC agent's single pair].
-        observation: Observation type, one of :data:`OBSERVATIONS` ["normal"].
+        observation: Observation type, a name of
+            :data:`~hdeeprm.env.observation.OBSERVATIONS` ["normal"].
         queue_sensitivity: Sensitivity s of the queue-variation observation [0.05].
         agent_type: "CLASSIC" or "LEARNING" ["CLASSIC"].
         run: "train" or "test" ["test"].
@@ -109,14 +137,17 @@ class Options:
         gamma: Discount factor [0.99].
         actual_work: "runtime" (SWF field 4) or "tsafrir" ["runtime"].
         first_job: Usable SWF jobs skipped before the selection [0].
-        profile_type: Profile of SWF jobs, "parallel_homogeneous" or "delay".
+        profile_type: Profile of SWF jobs, "parallel_homogeneous" or "delay"
+            ["parallel_homogeneous"].
         default_mem: Memory per core in MB when SWF fields 10 and 7 are missing [0 = none].
         mem_bw_choices: Memory bandwidth per core in GB/s drawn uniformly for SWF jobs
             [4, 8, 12, 16, 20, 24, the original HDeepRM's]; [0] = no bandwidth demand.
-        enforce_walltime: Kill SWF jobs that run longer than their requested time [False: as the
-            original HDeepRM, the requested time is only the estimate policies see; contention
-            slows jobs down and must not kill them].
-        source: The options file.
+            Batsim JSON workloads carry their own ``mem_bw`` per job: setting this key
+            with one is an error.
+        enforce_walltime: Kill SWF jobs that run longer than their requested time [False: as
+            the original HDeepRM, the requested time is only the estimate policies see].
+        source: The options file ["<options>"].
+        given: The option names the file set explicitly (the rest are defaults).
     """
 
     workload_file_path: str = ""
@@ -124,27 +155,65 @@ class Options:
     seed: int = 0
     nb_resources: int | None = None
     nb_jobs: int | None = None
+    contention: str = DEFAULT_CONTENTION_MODEL
     log_level: str = "WARNING"
-    objective: str = "avg_job_slowdown"
+    objective: str = DEFAULT_OBJECTIVE
     actions: list[int] = field(default_factory=lambda: list(range(VOID)))
-    observation: str = "normal"
-    queue_sensitivity: float = 0.05
+    observation: str = DEFAULT_OBSERVATION
+    queue_sensitivity: float = DEFAULT_QUEUE_SENSITIVITY
     agent_type: str = "CLASSIC"
     run: str = "test"
     hidden: int = 128
     lr: float = 0.001
     gamma: float = 0.99
-    actual_work: str = "runtime"
+    actual_work: str = DEFAULT_ACTUAL_WORK
     first_job: int = 0
-    profile_type: str = "parallel_homogeneous"
-    default_mem: float = 0.0
-    enforce_walltime: bool = False
-    mem_bw_choices: list[float] = field(default_factory=lambda: [4.0, 8.0, 12.0, 16.0, 20.0, 24.0])
-    source: str = ""
+    profile_type: str = DEFAULT_PROFILE_TYPE
+    default_mem: float = DEFAULT_MEM
+    enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME
+    mem_bw_choices: list[float] = field(default_factory=lambda: list(DEFAULT_MEM_BW_CHOICES))
+    source: str = "<options>"
+    given: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict of the resolved options (written into the run folder)."""
-        return asdict(self)
+        """Plain dict of the resolved options (written into ``run.json``)."""
+        out = asdict(self)
+        out["given"] = sorted(self.given)
+        return out
+
+    def replace(self, **changes: Any) -> Options:
+        """A copy with ``changes`` applied (each counted as given).
+
+        Raises:
+            OptionsError: an unknown option name (lists the valid ones and the closest).
+        """
+        names = [f.name for f in fields(self)]
+        for name in changes:
+            if name not in names:
+                raise OptionsError(f"unknown option '{name}' ({suggest(name, names)})")
+        return dataclasses.replace(self, **changes, given=self.given | frozenset(changes))
+
+
+#: Where each option lives in the options file (JSON key path -> :class:`Options` field).
+_KEY_PATHS: dict[tuple[str, ...], str] = {
+    ("seed",): "seed", ("nb_resources",): "nb_resources", ("nb_jobs",): "nb_jobs",
+    ("workload_file_path",): "workload_file_path", ("platform_file_path",): "platform_file_path",
+    ("contention",): "contention",
+    ("pybatsim", "log_level"): "log_level",
+    ("pybatsim", "env", "objective"): "objective", ("pybatsim", "env", "observation"): "observation",
+    ("pybatsim", "env", "queue_sensitivity"): "queue_sensitivity",
+    ("pybatsim", "agent", "type"): "agent_type", ("pybatsim", "agent", "run"): "run",
+    ("pybatsim", "agent", "hidden"): "hidden", ("pybatsim", "agent", "lr"): "lr",
+    ("pybatsim", "agent", "gamma"): "gamma",
+    ("workload", "actual_work"): "actual_work", ("workload", "first_job"): "first_job",
+    ("workload", "profile_type"): "profile_type", ("workload", "default_mem"): "default_mem",
+    ("workload", "enforce_walltime"): "enforce_walltime", ("workload", "mem_bw_choices"): "mem_bw_choices",
+}
+_FLOATS = {"queue_sensitivity", "lr", "gamma", "default_mem"}
+_INTS = {"seed", "nb_resources", "nb_jobs", "first_job", "hidden"}
+#: Options that only say how an SWF trace is converted (the ``workload`` block).
+SWF_CONVERSION_OPTIONS: tuple[str, ...] = tuple(name for path, name in _KEY_PATHS.items() if path[0] == "workload")
+_MISSING = object()
 
 
 def _error_message(err: jsonschema.ValidationError, path: str) -> str:
@@ -182,31 +251,25 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
     if errors:
         raise OptionsError(_error_message(errors[0], source), path=source)
     base = Path(source).resolve().parent if source != "<options>" else Path.cwd()
-    pyb = data.get("pybatsim", {})
-    env = pyb.get("env", {})
-    agent = pyb.get("agent", {})
-    wl = data.get("workload", {})
-
-    def resolve(p: str) -> str:
-        return str((base / p).resolve()) if p else ""
-
-    opts = Options(
-        workload_file_path=resolve(data.get("workload_file_path", "")),
-        platform_file_path=resolve(data.get("platform_file_path", "")),
-        seed=data.get("seed", 0), nb_resources=data.get("nb_resources"), nb_jobs=data.get("nb_jobs"),
-        log_level=pyb.get("log_level", "WARNING"),
-        objective=env.get("objective", "avg_job_slowdown"),
-        observation=env.get("observation", "normal"),
-        queue_sensitivity=float(env.get("queue_sensitivity", 0.05)),
-        agent_type=agent.get("type", "CLASSIC"), run=agent.get("run", "test"),
-        hidden=agent.get("hidden", 128), lr=float(agent.get("lr", 0.001)),
-        gamma=float(agent.get("gamma", 0.99)),
-        actual_work=wl.get("actual_work", "runtime"), first_job=wl.get("first_job", 0),
-        profile_type=wl.get("profile_type", "parallel_homogeneous"),
-        default_mem=float(wl.get("default_mem", 0.0)), enforce_walltime=wl.get("enforce_walltime", False),
-        mem_bw_choices=[float(x) for x in wl.get("mem_bw_choices", [4, 8, 12, 16, 20, 24])],
-        source=source,
-    )
+    values: dict[str, Any] = {}
+    for path, name in _KEY_PATHS.items():
+        node: Any = data
+        for key in path:
+            node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is _MISSING:
+            continue
+        if name in ("workload_file_path", "platform_file_path"):
+            node = str((base / node).resolve()) if node else ""
+        elif name == "mem_bw_choices":
+            node = [float(x) for x in node]
+        elif name in _FLOATS:
+            node = float(node)
+        elif name in _INTS:
+            node = int(node)
+        values[name] = node
+    opts = Options(**values, source=source, given=frozenset(values))
+    env = data.get("pybatsim", {}).get("env", {})
+    agent = data.get("pybatsim", {}).get("agent", {})
     actions_opt = env.get("actions", {})
     if "selection" in actions_opt:
         actions = [action_index(job, core) for item in actions_opt["selection"]
@@ -222,6 +285,8 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
     if actions_opt.get("void", False):
         actions.append(VOID)
     opts.actions = actions
+    if "actions" in env or "policy_pair" in agent:
+        opts.given = opts.given | {"actions"}
     return opts
 
 

@@ -1,7 +1,7 @@
 """The heterogeneity layer's dynamic state: memory, bandwidth and pstates.
 
-HDeepRM's contention model (DESIGN section 4, from the original HDeepRM,
-Herrera et al. 2019):
+HDeepRM's contention model (the original HDeepRM, Herrera et al. 2019;
+the project's ``docs/model.rst``, "Heterogeneity layer"):
 
 * **Memory** is a hard per-node limit: a core is a candidate for a job only if
   its node still has ``job.mem`` MB free; each allocated core takes
@@ -13,9 +13,13 @@ Herrera et al. 2019):
 * Idle cores of a processor with at least one busy core are in P2; every core
   of a fully idle processor is in P3 (the initial state).
 
-The model is a replaceable component: :class:`ContentionModel` decides the
+The model is a replaceable component: a :class:`ContentionModel` decides the
 pstate of the cores of one processor; :class:`ResourceState` keeps the
-bookkeeping and reports the pstate switches the simulator must apply.
+bookkeeping and reports the pstate switches the simulator must apply. Models
+are registered by name in :data:`CONTENTION_MODELS` (``hdeeprm``, the default,
+and ``none``, without bandwidth contention) and chosen with the options'
+``contention`` key, the environment's ``contention`` argument or
+:func:`register_contention_model` for a user's own.
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
+from hdeeprm.errors import OptionsError
+from hdeeprm.registry import Registry
 from hdeeprm.workload.model import Job
 
 
@@ -62,6 +68,51 @@ class ContentionModel:
             return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
         active = busy_cores > 0
         return np.where(active & (used_bw > mem_bw), P1, P0), np.where(active, P2, P3)
+
+
+class NoContention(ContentionModel):
+    """Busy cores always compute at full speed (P0): memory bandwidth is never a limit.
+
+    A baseline to measure what bandwidth contention costs a policy; memory stays a hard
+    limit and idle cores still sit in P2 / P3.
+    """
+
+    def pstates(self, busy_cores: int, used_bw: float, mem_bw: float) -> tuple[int, int]:
+        """``(P0, P2)`` when a core is busy, else ``(P0, P3)``."""
+        return P0, (P2 if busy_cores else P3)
+
+    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
+                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pstates` for many processors (shapes (k,) in, (k,) int64 out)."""
+        return np.full(busy_cores.shape, P0, dtype=np.int64), np.where(busy_cores > 0, P2, P3)
+
+
+#: Contention models by name (classes, instantiated once per run).
+CONTENTION_MODELS: Registry[type[ContentionModel]] = Registry("contention model")
+CONTENTION_MODELS.register("hdeeprm", ContentionModel)
+CONTENTION_MODELS.register("none", NoContention)
+#: The model used when none is named (the original HDeepRM's).
+DEFAULT_CONTENTION_MODEL = "hdeeprm"
+
+
+def register_contention_model(name: str, model: type[ContentionModel]) -> None:
+    """Make a user's :class:`ContentionModel` subclass selectable by ``name``.
+
+    Raises:
+        OptionsError: ``name`` is taken, or ``model`` is not a ContentionModel subclass.
+    """
+    if not (isinstance(model, type) and issubclass(model, ContentionModel)):
+        raise OptionsError(f"contention model '{name}' must be a ContentionModel subclass, got {model!r}")
+    CONTENTION_MODELS.register(name, model)
+
+
+def make_contention_model(name: str) -> ContentionModel:
+    """A new instance of the model registered as ``name``.
+
+    Raises:
+        OptionsError: unknown name (lists the valid ones and the closest).
+    """
+    return CONTENTION_MODELS[name]()
 
 
 class ResourceState:

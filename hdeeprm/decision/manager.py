@@ -2,18 +2,20 @@
 
 It keeps the queue of pending jobs, the heterogeneity layer's state
 (:class:`~hdeeprm.decision.contention.ResourceState`) and turns an agent's action (a
-policy pair, see :mod:`hdeeprm.decision.policies`) into Batsim commands on a
+policy pair, see :mod:`hdeeprm.decision.actions`) into Batsim commands on a
 :class:`~hdeeprm.simulation.port.SimulatorPort`. The same code runs on the
 embedded engine and on a real Batsim through PyBatsim.
 
-Decision rules (DESIGN section 5):
+Decision rules (the original HDeepRM's, Herrera et al. 2019; ``docs/model.rst``,
+"Decisions"):
 
 * After each batch of same-time events that submitted or completed a job, a
   decision is due when the queue is not empty and at least one core is free
   (with no free core every action would start nothing, so none is asked for).
-* A non-void action starts queued jobs in the order of its job-selection
-  policy until the first job that does not fit (head-of-line blocking, as the
-  original HDeepRM).
+* A non-void action orders the queue with its job-selection policy and hands
+  that order to the start strategy (:mod:`hdeeprm.decision.strategies`); the
+  default, head-of-line, starts jobs until the first that does not fit, as the
+  original HDeepRM.
 * The void action starts nothing and waits for the next event. When nothing
   is left to happen (no running job, no future submission) waiting would last
   forever: the void action is then replaced by the first non-void action of
@@ -24,26 +26,19 @@ Decision rules (DESIGN section 5):
 """
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
 import numpy as np
 
+from hdeeprm.decision.actions import VOID, policy_pair
 from hdeeprm.decision.contention import ContentionModel, ResourceState
+from hdeeprm.decision.core_selection import CoreSelector, node_capacity
+from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads
+from hdeeprm.decision.strategies import HeadOfLine, StartStrategy
 from hdeeprm.errors import AgentError
-from hdeeprm.decision.policies import VOID, CoreSelector, node_capacity, order_queue, policy_pair
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
 from hdeeprm.workload.model import Job
-
-
-#: Job attribute each job-selection policy sorts by (ascending, ties in submission order).
-_HEAD_KEYS = {"first": "index", "shortest": "requested_time", "smallest": "res", "low_mem": "mem",
-              "low_mem_bw": "mem_bw"}
-_KEY_COLUMNS = ("requested_time", "res", "mem", "mem_bw")
-
-
-_index_of = operator.attrgetter("index")
 
 
 class WorkloadManager:
@@ -56,17 +51,18 @@ class WorkloadManager:
             = 36), in the agent's order. Defaults to all 36 policy pairs, no void.
         seed: Seed of the random job and core selection policies.
         model: The contention model (HDeepRM's by default).
+        strategy: The start strategy (head-of-line by default).
         has_future_events: Callable telling whether the simulator still has events
             to deliver (submissions, completions, calls); used to keep the void
             action from waiting forever. ``None`` assumes events are pending while
             jobs run.
         jobs: All jobs of the workload, by index (optional): lets
-            :meth:`action_mask` find each policy's first job with NumPy.
+            :meth:`action_mask` tabulate the policies' sort keys once.
 
     Attributes:
         queue: Pending jobs in submission order.
         running: Running jobs by index, with their cores.
-        state: The :class:`ResourceState`.
+        resources: The :class:`ResourceState` (free cores, memory, bandwidth, pstates).
         rejected: ``(job, reason)`` of jobs rejected at submission.
         decisions: Number of decisions taken.
         void_overridden: Void actions replaced because nothing else could happen.
@@ -74,15 +70,16 @@ class WorkloadManager:
 
     def __init__(self, simulator: SimulatorPort, hierarchy: ResourceHierarchy, *,
                  actions: Sequence[int] | None = None, seed: int = 0,
-                 model: ContentionModel | None = None, has_future_events=None,
-                 jobs: Sequence[Job] | None = None) -> None:
+                 model: ContentionModel | None = None, strategy: StartStrategy | None = None,
+                 has_future_events=None, jobs: Sequence[Job] | None = None) -> None:
         self.sim = simulator
         self.hierarchy = hierarchy
         self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
         self._pairs = [policy_pair(a) for a in self.actions]
         self.rng = np.random.default_rng(seed)
-        self.state = ResourceState(hierarchy, model)
-        self.selector = CoreSelector(self.state, self.rng)
+        self.resources = ResourceState(hierarchy, model)
+        self.selector = CoreSelector(self.resources, self.rng)
+        self.strategy = strategy or HeadOfLine()
         self.queue: list[Job] = []
         self.running: dict[int, tuple[Job, np.ndarray]] = {}
         self.rejected: list[tuple[Job, str]] = []
@@ -90,9 +87,7 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
-        # (nb_jobs, 4) table of the sort keys, for the action mask.
-        self._keys = (np.array([[getattr(j, k) for k in _KEY_COLUMNS] for j in jobs], dtype=np.float64)
-                      if jobs is not None else None)
+        self._heads = QueueHeads(jobs)
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.nb_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
@@ -114,7 +109,7 @@ class WorkloadManager:
             entry = self.running.pop(job.index, None)
             if entry is None:
                 continue
-            self._switch(self.state.release(job, entry[1], now))
+            self._switch(self.resources.release(job, entry[1], now))
         for job in submitted:
             reason = self.never_fits(job)
             if reason is None:
@@ -122,7 +117,7 @@ class WorkloadManager:
             else:
                 self.rejected.append((job, reason))
                 self.sim.reject_job(job, reason)
-        return bool(self.queue) and self.state.nb_free > 0 and bool(submitted or completed)
+        return bool(self.queue) and self.resources.nb_free > 0 and bool(submitted or completed)
 
     def never_fits(self, job: Job) -> str | None:
         """Why ``job`` can never run on this platform, or None when it can.
@@ -178,21 +173,24 @@ class WorkloadManager:
         return self._start(*pair)
 
     def _start(self, job_policy: str, core_policy: str) -> int:
-        ordered = order_queue(self.queue, job_policy, self.rng)
-        started = []
-        for job in ordered:
-            cores = self.selector.select(job, core_policy)
+        ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng)
+        select, allocate, execute = self.selector.select, self.resources.allocate, self.sim.execute_job
+
+        def place(job: Job) -> bool:
+            cores = select(job, core_policy)
             if cores is None:
-                break
-            self._switch(self.state.allocate(job, cores, self.now))
-            self.sim.execute_job(job, cores.tolist())
+                return False
+            self._switch(allocate(job, cores, self.now))
+            execute(job, cores.tolist())
             self.running[job.index] = (job, cores)
-            started.append(job.index)
+            return True
+
+        started = self.strategy.start(ordered, place)
         if started:
-            if ordered is self.queue:
-                del self.queue[:len(started)]   # "first": the started jobs are a prefix
+            if ordered is self.queue and started[-1] is self.queue[len(started) - 1]:
+                del self.queue[:len(started)]   # the started jobs are a prefix of the queue
             else:
-                gone = set(started)
+                gone = {job.index for job in started}
                 self.queue = [j for j in self.queue if j.index not in gone]
         return len(started)
 
@@ -216,7 +214,7 @@ class WorkloadManager:
         """
         mask = np.zeros(len(self._pairs), dtype=bool)
         queue = self.queue
-        heads = self._heads() if queue else {}
+        heads = self._heads(queue) if queue else {}
         fits: dict[int, bool] = {}
         for i, pair in enumerate(self._pairs):
             if pair is None:
@@ -228,25 +226,9 @@ class WorkloadManager:
                 mask[i] = fits[head]
         return mask
 
-    def _heads(self) -> dict[str, int]:
-        """Queue position of the first job of each job-selection policy (``random``: the smallest)."""
-        queue = self.queue
-        if self._keys is None:
-            heads = {jp: min(range(len(queue)), key=lambda q, a=attr: (getattr(queue[q], a), q))
-                     for jp, attr in _HEAD_KEYS.items()}
-            heads["random"] = min(range(len(queue)), key=lambda q: (queue[q].res, queue[q].mem, q))
-            return heads
-        idx = np.fromiter(map(_index_of, queue), dtype=np.intp, count=len(queue))
-        keys = self._keys[idx]
-        heads = {"first": 0}
-        for jp, col in zip(("shortest", "smallest", "low_mem", "low_mem_bw"), range(4)):
-            heads[jp] = int(np.argmin(keys[:, col]))   # first minimum: submission order breaks ties
-        heads["random"] = int(np.lexsort((keys[:, 2], keys[:, 1]))[0])
-        return heads
-
     def _fits(self, job: Job) -> bool:
-        if job.res > self.state.nb_free:
+        if job.res > self.resources.nb_free:
             return False
         if job.mem <= 0.0:
             return True
-        return int(node_capacity(self.state, job.mem).sum()) >= job.res
+        return int(node_capacity(self.resources, job.mem).sum()) >= job.res

@@ -1,0 +1,8 @@
+"""The Gymnasium face of HDeepRM: the environment, its observations and its rewards.
+
+:class:`~hdeeprm.env.environment.HDeepRMEnv` (registered as
+``"hdeeprm/HDeepRM-v0"`` by ``import hdeeprm``) runs the embedded engine one
+decision per step; :mod:`~hdeeprm.env.observation` and
+:mod:`~hdeeprm.env.reward` define what the agent sees and optimises, read
+from a :class:`~hdeeprm.decision.view.StateView`.
+"""

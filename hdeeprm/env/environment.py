@@ -1,15 +1,16 @@
 """The Gymnasium environment of HDeepRM: workload management as a sequential decision problem.
 
-Importing this module registers ``"hdeeprm/HDeepRM-v0"``::
+``import hdeeprm`` registers ``"hdeeprm/HDeepRM-v0"`` (by a string entry point:
+nothing heavy is imported until the environment is made)::
 
     import gymnasium
-    import hdeeprm.env.environment  # noqa: F401  (registers the id)
+    import hdeeprm
+    env = gymnasium.make("hdeeprm/HDeepRM-v0")   # the quickstart platform and trace
     env = gymnasium.make("hdeeprm/HDeepRM-v0", options="examples/learning/learning.json")
-    # or, without the import: gymnasium.make("hdeeprm.env.environment:hdeeprm/HDeepRM-v0", ...)
 
 (Gymnasium 1.x no longer loads the ``gymnasium.envs`` entry point that
-``setup.py`` declares; :func:`register_envs` is what it names, for older
-versions and for explicit calls.)
+``setup.py`` declares; :func:`hdeeprm.register_envs` is what it names, for
+older versions and for explicit calls.)
 """
 from __future__ import annotations
 
@@ -21,16 +22,19 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.run.episode import Episode
-from hdeeprm.errors import OptionsError
+from hdeeprm.config.build import build_platform, build_workload
+from hdeeprm.config.options import QUICKSTART_PLATFORM, QUICKSTART_WORKLOAD, Options, load_options
+from hdeeprm.decision.actions import VOID, parse_action
+from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.env.observation import make_observer
-from hdeeprm.config.options import Options, load_options
-from hdeeprm.decision.policies import VOID, action_index, parse_policy_pair
-from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.env.reward import make_reward
+from hdeeprm.errors import OptionsError
+from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.run.episode import Episode
+from hdeeprm.run.loop import apply_action
 from hdeeprm.workload.model import Workload
 
-#: Id under which :class:`HDeepRMEnv` is registered.
+#: Id under which :class:`HDeepRMEnv` is registered (see :func:`hdeeprm.register_envs`).
 ENV_ID = "hdeeprm/HDeepRM-v0"
 
 
@@ -38,15 +42,7 @@ def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> 
     """Action set from full indices or ``"job-core"`` policy-pair names (+ void)."""
     if actions is None:
         return None if void is None else list(range(VOID)) + ([VOID] if void else [])
-    out = []
-    for a in actions:
-        if isinstance(a, str):
-            out.append(VOID if a == "void" else action_index(*parse_policy_pair(a)))
-        else:
-            a = int(a)
-            if not 0 <= a <= VOID:
-                raise OptionsError(f"actions must be in [0, {VOID}] (36 = void), got {a}")
-            out.append(a)
+    out = [parse_action(a) for a in actions]
     if void and VOID not in out:
         out.append(VOID)
     if not out:
@@ -62,7 +58,7 @@ class HDeepRMEnv(gymnasium.Env):
     completed a job, the queue is not empty and a core is free) the agent picks
     a *policy pair*: a job-selection policy that orders the queue and a
     core-selection policy that places each job. Queued jobs are started in that
-    order until the first that does not fit (DESIGN section 5).
+    order until the first that does not fit (``docs/model.rst``, "Decisions").
 
     ## Action Space
 
@@ -88,7 +84,8 @@ class HDeepRMEnv(gymnasium.Env):
 
     ## Observation Space
 
-    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.env.observation`:
+    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.env.observation`, read from a
+    :class:`~hdeeprm.decision.view.StateView`:
 
     ======================================  ==========================  ========
     part (type)                             meaning                     range
@@ -129,7 +126,10 @@ class HDeepRMEnv(gymnasium.Env):
 
     Args:
         options: An :class:`~hdeeprm.config.options.Options`, or the path of an options
-            file (the ``hdeeprm-launch`` schema), or None.
+            file (the ``hdeeprm-launch`` schema), or None. Without a platform and a
+            workload (from here or the arguments below), the repository's quickstart
+            inputs are used: ``platforms/gaia_mini.json`` (104 cores) and
+            ``workloads/lublin_500_100.swf`` (500 jobs).
         platform: HDeepRM platform JSON path or a :class:`ResourceHierarchy`
             (overrides the options').
         workload: SWF / Batsim JSON path or a :class:`Workload` (overrides the options').
@@ -138,6 +138,8 @@ class HDeepRMEnv(gymnasium.Env):
         actions: Action set: full indices 0…36 or ``"job-core"`` names (``"void"`` for 36).
         void: Append the void action.
         queue_sensitivity: s of the queue variation (> 0).
+        contention: Contention model name (``"hdeeprm"`` or ``"none"``, see
+            :data:`~hdeeprm.decision.contention.CONTENTION_MODELS`).
         seed: Seed of the workload conversion (SWF) and default episode seed.
         nb_jobs: Jobs taken from the trace.
         max_steps: Decisions after which an episode is truncated (None = never).
@@ -161,41 +163,32 @@ class HDeepRMEnv(gymnasium.Env):
                  workload: str | Path | Workload | None = None, objective: str | None = None,
                  observation: str | None = None, actions: Sequence[int | str] | None = None,
                  void: bool | None = None, queue_sensitivity: float | None = None, seed: int | None = None,
-                 nb_jobs: int | None = None, max_steps: int | None = None, action_mask: bool = True) -> None:
+                 nb_jobs: int | None = None, max_steps: int | None = None, action_mask: bool = True,
+                 contention: str | None = None) -> None:
         if options is None:
             options = Options()
         elif not isinstance(options, Options):
             options = load_options(options)
-        else:
-            options = Options(**options.to_dict())
-        for name, value in (("objective", objective), ("observation", observation),
-                            ("queue_sensitivity", queue_sensitivity), ("seed", seed), ("nb_jobs", nb_jobs)):
-            if value is not None:
-                setattr(options, name, value)
-        acts = _resolve_actions(actions, void)
-        if acts is not None:
-            options.actions = acts
+        changes = {name: value for name, value in (
+            ("objective", objective), ("observation", observation), ("queue_sensitivity", queue_sensitivity),
+            ("seed", seed), ("nb_jobs", nb_jobs), ("contention", contention),
+            ("actions", _resolve_actions(actions, void))) if value is not None}
         if isinstance(platform, (str, Path)):
-            options.platform_file_path = str(platform)
+            changes["platform_file_path"] = str(platform)
+        elif platform is None and not options.platform_file_path:
+            changes["platform_file_path"] = str(QUICKSTART_PLATFORM)
         if isinstance(workload, (str, Path)):
-            options.workload_file_path = str(workload)
+            changes["workload_file_path"] = str(workload)
+        elif workload is None and not options.workload_file_path:
+            changes["workload_file_path"] = str(QUICKSTART_WORKLOAD)
+        options = options.replace(**changes)
         if max_steps is not None and max_steps < 1:
             raise OptionsError(f"max_steps must be >= 1, got {max_steps}")
         self.options = options
         self.max_steps = max_steps
         self.info_action_mask = bool(action_mask)
-        if isinstance(platform, ResourceHierarchy):
-            self.hierarchy = platform
-        else:
-            from hdeeprm.run.launch import build_platform
-
-            self.hierarchy = build_platform(options)
-        if isinstance(workload, Workload):
-            self.workload = workload
-        else:
-            from hdeeprm.run.launch import build_workload
-
-            self.workload = build_workload(options, self.hierarchy)
+        self.hierarchy = platform if isinstance(platform, ResourceHierarchy) else build_platform(options)
+        self.workload = workload if isinstance(workload, Workload) else build_workload(options, self.hierarchy)
         self.observer = make_observer(options.observation, self.hierarchy, self.workload,
                                       options.queue_sensitivity)
         self.reward_fn = make_reward(options.objective)
@@ -220,10 +213,10 @@ class HDeepRMEnv(gymnasium.Env):
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(2**31 - 1))
         self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
-                               record=False)
+                               record=False, model=make_contention_model(self.options.contention))
         self.steps = 0
         self._decision = self.episode.advance()
-        return self.observer(self.episode), self._info()
+        return self.observer(self.episode.view), self._info()
 
     def step(self, action):
         """Apply a policy pair and run the simulation to the next decision.
@@ -236,20 +229,19 @@ class HDeepRMEnv(gymnasium.Env):
 
         Raises:
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
-            AgentError: ``action`` out of range.
+            AgentError: ``action`` is not an integer in [0, n).
         """
         ep = self.episode
         if ep is None:
             raise gymnasium.error.ResetNeeded("call reset() before step()")
         if not self._decision:  # the episode had no decision left (e.g. every job rejected)
-            return self.observer(ep), 0.0, True, False, self._info()
-        ep.apply(int(action))
-        reward = float(self.reward_fn(ep))
+            return self.observer(ep.view), 0.0, True, False, self._info()
+        reward = apply_action(ep.manager, ep.view, action, self.reward_fn)
         self.steps += 1
         self._decision = ep.advance()
         terminated = not self._decision
         truncated = (not terminated) and self.max_steps is not None and self.steps >= self.max_steps
-        return self.observer(ep), reward, terminated, truncated, self._info()
+        return self.observer(ep.view), reward, terminated, truncated, self._info()
 
     def _info(self) -> dict[str, Any]:
         ep = self.episode
@@ -263,12 +255,3 @@ class HDeepRMEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """Which actions start at least one job now, bool (n,) (sb3-contrib MaskablePPO)."""
         return self.episode.manager.action_mask()
-
-
-def register_envs() -> None:
-    """Register :data:`ENV_ID` with Gymnasium (idempotent)."""
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="hdeeprm.env.environment:HDeepRMEnv")
-
-
-register_envs()

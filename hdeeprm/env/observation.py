@@ -1,8 +1,9 @@
-"""Observations of the workload manager's state (HDeepRM's definitions, DESIGN section 6).
+"""Observations of the workload manager's state (HDeepRM's definitions; ``docs/model.rst``, "Observations").
 
-An observation is a float32 vector in [0, 1] built from the heterogeneity
-layer (:class:`~hdeeprm.decision.contention.ResourceState`), the engine (job progress)
-and the queue of pending jobs. Three types, from the original HDeepRM
+An observation is a float32 vector in [0, 1] built from a
+:class:`~hdeeprm.decision.view.StateView`: the heterogeneity layer (node
+memory, processor bandwidth, core pstates), the running jobs' progress and
+the queue of pending jobs. Three types, from the original HDeepRM
 (Herrera et al. 2019):
 
 ``normal``
@@ -27,7 +28,7 @@ percentile of that quantity over the whole workload and clipped to [0, 1]
 * else ``clip(((now − before) / min(now, before) + s) / (2 s), 0, 1)``,
 
 where *before* is the queue length at the previous decision
-(:attr:`WorkloadManager.queue_before`). With an empty queue the 20 order
+(:attr:`StateView.queue_before <hdeeprm.decision.view.StateView.queue_before>`). With an empty queue the 20 order
 statistics are 0.
 
 Speed and power factors per pstate come from :mod:`hdeeprm.platform.hierarchy`
@@ -39,14 +40,12 @@ quantity unscaled, so its values are all 0.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
+from hdeeprm.decision.view import StateView
 from hdeeprm.errors import OptionsError
-from hdeeprm.config.options import OBSERVATIONS
-from hdeeprm.decision.policies import suggest
 from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
+from hdeeprm.registry import Registry
 from hdeeprm.workload.model import Workload
 
 #: Number of queue values at the end of every observation.
@@ -56,7 +55,16 @@ QUEUE_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Percentile of a quantity over the workload that scales its queue values.
 NORMALISER_PERCENTILE = 99.0
 
-_INDEX = operator.attrgetter("index")
+#: Observation types: name -> the parts before the queue values ("resources": node memory
+#: and processor bandwidth fractions; "cores": the per-core values).
+OBSERVATIONS: Registry[tuple[str, ...]] = Registry("observation type")
+OBSERVATIONS.register("normal", ("resources", "cores"))
+OBSERVATIONS.register("small", ("resources",))
+OBSERVATIONS.register("minimal", ())
+#: The observation type used when none is named.
+DEFAULT_OBSERVATION = "normal"
+#: Sensitivity s of the queue variation when none is given (the original HDeepRM's).
+DEFAULT_QUEUE_SENSITIVITY = 0.05
 _SPEED = np.asarray(PSTATE_SPEED_FACTORS, dtype=np.float32)
 _POWER = np.asarray(PSTATE_POWER_FACTORS, dtype=np.float32)
 
@@ -126,48 +134,8 @@ def queue_variation(now: int, before: int, sensitivity: float) -> float:
     return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
 
 
-class QueueIndex:
-    """Job indices of the manager's queue, cached between calls (callable).
-
-    The manager only appends to its queue list or replaces it by a new list
-    (:class:`~hdeeprm.decision.manager.WorkloadManager`), so a list seen before with
-    the same first job and the same job at the previously last position only
-    gained jobs at its end: only those are read. Anything else rebuilds.
-    """
-
-    def __init__(self) -> None:
-        self._list = self._first = self._last = None
-        self._n = 0
-        self._buf = np.empty(64, dtype=np.intp)
-
-    def __call__(self, queue) -> np.ndarray:
-        """Indices of the jobs of ``queue`` (non-empty), int, shape (len(queue),) (a view, do not keep)."""
-        n = len(queue)
-        cached = self._n
-        if (queue is self._list and n >= cached and cached
-                and queue[0] is self._first and queue[cached - 1] is self._last):
-            if n > cached:
-                if n > self._buf.size:
-                    self._buf = np.resize(self._buf, 2 * n)
-                self._buf[cached:n] = list(map(_INDEX, queue[cached:]))
-        else:
-            if n > self._buf.size:
-                self._buf = np.empty(2 * n, dtype=np.intp)
-            self._buf[:n] = list(map(_INDEX, queue))
-            self._list = queue
-            self._first = queue[0]
-        self._n = n
-        self._last = queue[n - 1]
-        return self._buf[:n]
-
-
-#: The cache the observers and rewards share: the reward of a step and the next
-#: observation read the same queue, so the second finds it cached.
-SHARED_QUEUE_INDEX = QueueIndex()
-
-
 class Observer:
-    """Builds the observation of an :class:`~hdeeprm.run.episode.Episode` (callable).
+    """Builds the observation of a :class:`~hdeeprm.decision.view.StateView` (callable).
 
     The per-workload scaling (99th percentiles) and the per-platform tables are
     computed once here; a call costs one sort of the queue's (n, 4) quantities.
@@ -187,9 +155,8 @@ class Observer:
     """
 
     def __init__(self, kind: str, hierarchy: ResourceHierarchy, workload: Workload,
-                 queue_sensitivity: float = 0.05) -> None:
-        if kind not in OBSERVATIONS:
-            raise OptionsError(f"unknown observation type '{kind}' ({suggest(kind, OBSERVATIONS)})")
+                 queue_sensitivity: float = DEFAULT_QUEUE_SENSITIVITY) -> None:
+        parts = OBSERVATIONS[kind]
         if not queue_sensitivity > 0.0:
             raise OptionsError(f"queue_sensitivity must be > 0, got {queue_sensitivity}")
         self.kind = kind
@@ -199,9 +166,8 @@ class Observer:
         # float32 like the observation, so no cast is needed when writing it.
         self._scaled_t = np.ascontiguousarray((job_quantities(workload) / queue_normalisers(workload)).T,
                                               dtype=np.float32)
-        self._queue_indices = SHARED_QUEUE_INDEX
         nb_res = 0
-        if kind != "minimal":
+        if "resources" in parts:
             nb_res = h.nb_nodes + h.nb_processors
             mem = np.asarray(h.node_memory, dtype=np.float64)
             bw = np.asarray(h.processor_mem_bw, dtype=np.float64)
@@ -209,7 +175,8 @@ class Observer:
             self._mem_unbounded = ~(np.isfinite(mem) & (mem > 0))
             self._inv_bw = np.where(np.isfinite(bw) & (bw > 0), 1.0 / np.where(bw > 0, bw, 1.0), 0.0)
             self._bw_unbounded = ~(np.isfinite(bw) & (bw > 0))
-        if kind == "normal":
+        self._cores = "cores" in parts
+        if self._cores:
             nb_res += 3 * h.nb_cores
         self._n_res = nb_res
         self.size = nb_res + N_QUEUE_VALUES
@@ -237,8 +204,9 @@ class Observer:
             self._interp[n] = pos
         return pos
 
-    def queue_values(self, queue, before: int, out: np.ndarray) -> None:
-        """Write the 21 queue values of ``queue`` into ``out`` (float32, shape (21,))."""
+    def queue_values(self, view: StateView, out: np.ndarray) -> None:
+        """Write the 21 queue values of ``view``'s queue into ``out`` (float32, shape (21,))."""
+        queue, before = view.queue, view.queue_before
         n = len(queue)
         if n == 0:
             out[:20] = 0.0
@@ -246,7 +214,7 @@ class Observer:
             out[:20].reshape(4, 5)[:] = self._scaled_t[:, queue[0].index, None]
             np.minimum(out[:20], np.float32(1.0), out=out[:20])
         else:
-            v = self._scaled_t.take(self._queue_indices(queue), axis=1)
+            v = self._scaled_t.take(view.queue_indices(queue), axis=1)
             v.sort(axis=1)
             flat = v.ravel()
             lower, upper, w = self._positions(n)
@@ -259,24 +227,23 @@ class Observer:
             np.minimum(stats, np.float32(1.0), out=out[:20])
         out[20] = queue_variation(n, before, self.sensitivity)
 
-    def __call__(self, episode) -> np.ndarray:
-        """The observation of ``episode`` now.
+    def __call__(self, view: StateView) -> np.ndarray:
+        """The observation of ``view`` now.
 
         Args:
-            episode: An :class:`~hdeeprm.run.episode.Episode` (uses its manager, state and engine).
+            view: The decision system's state.
 
         Returns:
             float32, shape (size,), every value in [0, 1].
         """
-        manager = episode.manager
         out = np.empty(self.size, dtype=np.float32)
         if self._n_res:
-            self._resources(episode, out)
-        self.queue_values(manager.queue, manager.queue_before, out[self._n_res:])
+            self._resources(view, out)
+        self.queue_values(view, out[self._n_res:])
         return out
 
-    def _resources(self, episode, out: np.ndarray) -> None:
-        h, st = self.hierarchy, episode.manager.state
+    def _resources(self, view: StateView, out: np.ndarray) -> None:
+        h, st = self.hierarchy, view.resources
         nn, npr = h.nb_nodes, h.nb_processors
         mem = st.node_free_mem * self._inv_mem
         mem[self._mem_unbounded] = 1.0
@@ -284,21 +251,21 @@ class Observer:
         bw = 1.0 - st.processor_used_bw * self._inv_bw
         bw[self._bw_unbounded] = 1.0
         np.clip(bw, 0.0, 1.0, out=out[nn:nn + npr])
-        if self.kind != "normal":
+        if not self._cores:
             return
         cores = out[nn + npr:nn + npr + 3 * h.nb_cores].reshape(h.nb_cores, 3)
         pstate = st.core_pstate
         cores[:, 0] = _SPEED[pstate]
         cores[:, 1] = _POWER[pstate]
         cores[:, 2] = 0.0
-        engine = episode.engine
-        for job, job_cores in episode.manager.running.values():
-            cores[job_cores, 2] = 1.0 - engine.progress(job)
+        progress = view.progress
+        for job, job_cores in view.running.values():
+            cores[job_cores, 2] = 1.0 - progress(job)
 
 
 def make_observer(kind: str, hierarchy: ResourceHierarchy, workload: Workload,
-                  queue_sensitivity: float = 0.05) -> Observer:
-    """The observation builder ``observer(episode) -> np.ndarray`` (float32, shape (observer.size,)).
+                  queue_sensitivity: float = DEFAULT_QUEUE_SENSITIVITY) -> Observer:
+    """The observation builder ``observer(view) -> np.ndarray`` (float32, shape (observer.size,)).
 
     See :class:`Observer` and the module docstring.
 

@@ -1,4 +1,4 @@
-"""Rewards: the objective an agent optimises (HDeepRM's definitions, DESIGN section 6).
+"""Rewards: the objective an agent optimises (HDeepRM's definitions; ``docs/model.rst``, "Rewards").
 
 A reward is computed right after each action, from the state it leads to
 (pending jobs, running jobs, core pstates). Higher is better for every
@@ -38,12 +38,18 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hdeeprm.errors import OptionsError
-from hdeeprm.env.observation import SHARED_QUEUE_INDEX, requested_times
-from hdeeprm.config.options import OBJECTIVES
-from hdeeprm.decision.policies import suggest
-from hdeeprm.platform.hierarchy import P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, N_PSTATES
+from hdeeprm.decision.view import StateView
+from hdeeprm.env.observation import requested_times
+from hdeeprm.platform.hierarchy import N_PSTATES, P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS
+from hdeeprm.registry import Registry
 
+#: Reward objectives: name -> name of the :class:`Reward` method computing it.
+OBJECTIVES: Registry[str] = Registry("objective")
+for _name in ("avg_job_slowdown", "avg_job_completion", "avg_utilization", "makespan",
+              "energy_consumption", "edp"):
+    OBJECTIVES.register(_name, "_" + _name)
+#: The objective used when none is named (the original HDeepRM's).
+DEFAULT_OBJECTIVE = "avg_job_slowdown"
 
 
 class _Tables:
@@ -72,7 +78,7 @@ class _Tables:
 
 
 class Reward:
-    """``reward(episode) -> float`` for one objective (callable, see the module docstring).
+    """``reward(view) -> float`` for one objective (callable, see the module docstring).
 
     Per-platform and per-workload tables are built on first use and kept for
     the same hierarchy / workload objects.
@@ -85,63 +91,59 @@ class Reward:
     """
 
     def __init__(self, objective: str) -> None:
-        if objective not in OBJECTIVES:
-            raise OptionsError(f"unknown objective '{objective}' ({suggest(objective, OBJECTIVES)})")
+        self._fn: Callable = getattr(self, OBJECTIVES[objective])
         self.objective = objective
-        self._fn: Callable = getattr(self, "_" + objective)
         self._hier = None
         self._tables: _Tables | None = None
         self._wl = None
         self._inv_rt = np.zeros(0)
         self._inv_rt_list: list[float] = []
-        self._queue_indices = SHARED_QUEUE_INDEX
 
-    def __call__(self, episode) -> float:
-        """The reward of ``episode``'s current state (float, unit per objective)."""
-        return self._fn(episode)
+    def __call__(self, view: StateView) -> float:
+        """The reward of ``view``'s current state (float, unit per objective)."""
+        return self._fn(view)
 
-    def _platform(self, episode) -> _Tables:
-        if episode.hierarchy is not self._hier:
-            self._hier = episode.hierarchy
-            self._tables = _Tables(episode.hierarchy)
+    def _platform(self, view: StateView) -> _Tables:
+        if view.hierarchy is not self._hier:
+            self._hier = view.hierarchy
+            self._tables = _Tables(view.hierarchy)
         return self._tables
 
-    def _avg_job_slowdown(self, episode) -> float:
-        if episode.workload is not self._wl:
-            self._wl = episode.workload
-            rt = requested_times(episode.workload)
+    def _avg_job_slowdown(self, view: StateView) -> float:
+        if view.workload is not self._wl:
+            self._wl = view.workload
+            rt = requested_times(view.workload)
             self._inv_rt = np.where(rt > 0.0, 1.0 / np.where(rt > 0.0, rt, 1.0), 0.0)
             self._inv_rt_list = self._inv_rt.tolist()
-        m = episode.manager
-        total = float(self._inv_rt.take(self._queue_indices(m.queue)).sum()) if m.queue else 0.0
+        queue = view.queue
+        total = float(self._inv_rt.take(view.queue_indices(queue)).sum()) if queue else 0.0
         inv = self._inv_rt_list
-        for i in m.running:
+        for i in view.running:
             total += inv[i]
         return -total
 
-    def _avg_job_completion(self, episode) -> float:
-        m = episode.manager
-        return -float(len(m.queue) + len(m.running))
+    def _avg_job_completion(self, view: StateView) -> float:
+        return -float(len(view.queue) + len(view.running))
 
-    def _avg_utilization(self, episode) -> float:
-        st = episode.manager.state
-        return float(episode.hierarchy.nb_cores - st.nb_free)
+    def _avg_utilization(self, view: StateView) -> float:
+        st = view.resources
+        return float(view.hierarchy.nb_cores - st.nb_free)
 
-    def _makespan(self, episode) -> float:
-        return self._platform(episode).speed(episode.manager.state.core_pstate)
+    def _makespan(self, view: StateView) -> float:
+        return self._platform(view).speed(view.resources.core_pstate)
 
-    def _energy_consumption(self, episode) -> float:
-        return -self._platform(episode).power_sum(episode.manager.state.core_pstate)
+    def _energy_consumption(self, view: StateView) -> float:
+        return -self._platform(view).power_sum(view.resources.core_pstate)
 
-    def _edp(self, episode) -> float:
-        t = self._platform(episode)
-        pstate = episode.manager.state.core_pstate
+    def _edp(self, view: StateView) -> float:
+        t = self._platform(view)
+        pstate = view.resources.core_pstate
         speed = max(t.speed(pstate), t.floor_speed)
         return -(t.power_sum(pstate) / t.max_power) * (t.max_speed / speed) ** 2
 
 
 def make_reward(objective: str) -> Reward:
-    """The reward function ``reward(episode) -> float`` of ``objective`` (see :class:`Reward`).
+    """The reward function ``reward(view) -> float`` of ``objective`` (see :class:`Reward`).
 
     Raises:
         OptionsError: unknown objective.

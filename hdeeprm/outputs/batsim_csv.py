@@ -1,7 +1,8 @@
 """Writers of Batsim 4.2.1 output files from a :class:`~hdeeprm.simulation.engine.SimulationResult`.
 
 The layouts follow Batsim 4.2.1 byte for byte where the golden runs pin them down
-(``batsim-golden/README.md``, "Files of a run"; https://batsim.readthedocs.io/en/latest/output-jobs.html):
+(``docs/engine.rst``, "Output files"; https://batsim.readthedocs.io/en/latest/output-jobs.html).
+Stretch, slowdown and consumed energy use the definitions of :mod:`hdeeprm.outputs.metrics`:
 
 * ``<prefix>_jobs.csv``: one row per job in the order jobs reached their final state, numbers
   ``%f``, ``allocated_resources`` as a Batsim interval set ("0-3 7", :class:`procset.ProcSet`).
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.simulation.engine import SimulationResult
+from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, consumed_joules, slowdown
 from hdeeprm.workload.model import JobState
 
 #: Version string written in ``batsim_version``: the Batsim output format these files follow.
@@ -49,8 +51,6 @@ SCHEDULE_COLUMNS = (
     "nb_jobs_killed", "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches",
     "scheduling_time", "simulation_time", "success_rate", "time_computing", "time_idle",
     "time_sleeping", "time_switching_off", "time_switching_on", "time_unavailable")
-_KILL_STATES = (JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_KILLED)
-_ENDED_STATES = (JobState.COMPLETED_SUCCESSFULLY,) + _KILL_STATES
 
 
 def interval_set(hosts) -> str:
@@ -111,7 +111,7 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
         s, f = float(start[i]), float(finish[i])
         run = f - s
         turnaround = f - sub
-        stretch = turnaround / run if run > 0 else math.inf
+        stretch = turnaround / run if run > 0 else math.inf   # metrics.slowdown, one job
         e = float(energy[i])
         if e != e:
             e = -1.0
@@ -131,8 +131,8 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
     ``nb_jobs_killed`` walltime kills plus KILL_JOB kills, ``nb_jobs_rejected`` REJECT_JOBs;
     ``success_rate`` = nb_jobs_success / nb_jobs. ``time_computing`` = Σ over jobs of hosts ×
     execution time; ``time_idle`` = Σ over hosts that ran a job of (end of the host's last job −
-    the host's busy time) (batsim-golden/README.md). ``consumed_joules`` = energy at the last
-    job end − energy at the first submission (0 without energy). ``makespan`` = last job end.
+    the host's busy time) (``docs/engine.rst``, "Output files"). ``consumed_joules`` =
+    :func:`~hdeeprm.outputs.metrics.consumed_joules` (0 without energy). ``makespan`` = last job end.
 
     Args:
         result: The simulation result.
@@ -141,7 +141,7 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
         Column name → value (str, int or float), in :data:`SCHEDULE_COLUMNS` order.
     """
     states = result.state
-    ended = [i for i in result.completion_order if states[i] in _ENDED_STATES]
+    ended = [i for i in result.completion_order if states[i] in RAN_STATES]
     jobs = result.workload.jobs
     nb_hosts = len(result.host_names)
     if ended:
@@ -151,8 +151,7 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
         run = finish - start
         wait = start - sub
         turnaround = finish - sub
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stretch = np.where(run > 0, turnaround / np.where(run > 0, run, 1.0), np.inf)
+        stretch = slowdown(turnaround, run)
         allocs = [result.allocation[i] for i in ended]
         sizes = np.fromiter((len(a) for a in allocs), dtype=np.intp, count=len(allocs))
         flat = np.fromiter(itertools.chain.from_iterable(allocs), dtype=np.intp, count=int(sizes.sum()))
@@ -169,12 +168,12 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
         time_idle = time_computing = makespan = 0.0
         stats = (0.0,) * 6
     nb_success = sum(1 for s in states if s is JobState.COMPLETED_SUCCESSFULLY)
-    nb_killed = sum(1 for s in states if s in _KILL_STATES)
+    nb_killed = sum(1 for s in states if s in KILLED_STATES)
     nb_rejected = sum(1 for s in states if s is JobState.REJECTED)
     nb_jobs = sum(1 for s in states if s is not JobState.NOT_SUBMITTED)
     joules = 0.0
     if result.energy and ended:
-        joules = result.last_completion_energy - result.first_submission_energy
+        joules = consumed_joules(result.first_submission_energy, result.last_completion_energy)
     values = [BATSIM_FORMAT_VERSION, joules, makespan, *stats, nb_hosts,
               result.nb_grouped_switches, nb_jobs, len(ended), nb_killed, nb_rejected, nb_success,
               result.nb_machine_switches, result.scheduling_time, result.simulation_time,

@@ -7,13 +7,20 @@ with w its waiting time, r its execution time and n its cores:
 
 * waiting time w = start − submission (s);
 * turnaround = finish − submission = w + r (s);
-* slowdown = turnaround / r (Batsim's "stretch");
+* slowdown = turnaround / r, Batsim's "stretch" (https://batsim.readthedocs.io/en/latest/output-jobs.html);
+  +inf for a job that ran 0 s (its turnaround is then > 0 or the ratio is undefined);
+  this is why the bounded slowdown exists;
 * bounded slowdown = max((w + r) / max(r, τ), 1), τ = 10 s;
 * utilization = Σ r·n / (P × (makespan − first submission)), P the cores of the platform;
 * makespan = time of the last job end (s, since t = 0, as Batsim);
-* energy = joules consumed by all cores (from the simulator).
+* energy = joules consumed by all cores **from the first job submission to the last job
+  end**: Batsim's ``consumed_joules`` (``docs/engine.rst``, "Energy accounting"). The
+  energy of the idle platform before the first submission is not counted.
 
-Rejected jobs are counted but enter no time metric.
+Rejected jobs are counted but enter no time metric. These functions are the
+only definitions: ``out_jobs.csv``, ``out_schedule.csv`` and
+``out_metrics.json`` are all computed with them, so one run cannot give two
+answers.
 """
 from __future__ import annotations
 
@@ -25,6 +32,54 @@ from hdeeprm.workload.model import Job, JobState
 
 #: τ of the bounded slowdown, seconds (the usual 10 s threshold).
 BOUNDED_SLOWDOWN_TAU = 10.0
+#: Final states of jobs that ran (to success, to a walltime kill or to KILL_JOB).
+RAN_STATES = frozenset({JobState.COMPLETED_SUCCESSFULLY, JobState.COMPLETED_WALLTIME_REACHED,
+                        JobState.COMPLETED_KILLED})
+#: Final states of jobs that were killed (walltime or KILL_JOB).
+KILLED_STATES = frozenset({JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_KILLED})
+
+
+def slowdown(turnaround: np.ndarray, runtime: np.ndarray) -> np.ndarray:
+    """Slowdown (Batsim's stretch) = turnaround / execution time; +inf where the job ran 0 s.
+
+    Args:
+        turnaround: Seconds, float64, shape (n,).
+        runtime: Execution times in seconds, float64, shape (n,).
+
+    Returns:
+        float64, shape (n,).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(runtime > 0, turnaround / np.where(runtime > 0, runtime, 1.0), np.inf)
+
+
+def bounded_slowdown(turnaround: np.ndarray, runtime: np.ndarray, tau: float = BOUNDED_SLOWDOWN_TAU) -> np.ndarray:
+    """Bounded slowdown max(turnaround / max(runtime, τ), 1) (Feitelson et al., JSSPP 1997).
+
+    Args:
+        turnaround: Seconds, float64, shape (n,).
+        runtime: Execution times in seconds, float64, shape (n,).
+        tau: Threshold τ in seconds.
+
+    Returns:
+        float64, shape (n,), every value >= 1.
+    """
+    return np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
+
+
+def consumed_joules(first_submission_energy: float, last_completion_energy: float) -> float:
+    """Energy of a run: cumulated platform energy at the last job end minus at the first submission.
+
+    Args:
+        first_submission_energy: Joules consumed since t = 0 when the first job was submitted.
+        last_completion_energy: Joules consumed since t = 0 when the last job ended (NaN when
+            no job ran).
+
+    Returns:
+        Joules; 0.0 when no job ran (Batsim's ``consumed_joules``).
+    """
+    value = last_completion_energy - first_submission_energy
+    return float(value) if value == value else 0.0
 
 
 def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray, finish: np.ndarray,
@@ -37,7 +92,8 @@ def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray
         start: Start time of each job in seconds, float64, shape (nb_jobs,), NaN if it never ran.
         finish: End time of each job in seconds, float64, shape (nb_jobs,), NaN if it never ran.
         nb_cores: Cores of the platform (P).
-        energy: Energy consumed by the platform, joules.
+        energy: Energy consumed by the platform between the first submission and the last
+            job end, joules (:func:`consumed_joules`).
 
     Returns:
         A flat dict: ``nb_jobs``, ``nb_completed``, ``nb_killed``, ``nb_rejected``, and
@@ -48,22 +104,18 @@ def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray
     n = len(jobs)
     submit = np.fromiter((j.subtime for j in jobs), dtype=np.float64, count=n)
     res = np.fromiter((j.res for j in jobs), dtype=np.float64, count=n)
-    ran = np.fromiter((s in (JobState.COMPLETED_SUCCESSFULLY, JobState.COMPLETED_WALLTIME_REACHED,
-                             JobState.COMPLETED_KILLED) for s in states), dtype=bool, count=n)
+    ran = np.fromiter((s in RAN_STATES for s in states), dtype=bool, count=n)
     out: dict[str, float | int] = {
         "nb_jobs": n,
         "nb_completed": sum(s is JobState.COMPLETED_SUCCESSFULLY for s in states),
-        "nb_killed": sum(s in (JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_KILLED) for s in states),
+        "nb_killed": sum(s in KILLED_STATES for s in states),
         "nb_rejected": sum(s is JobState.REJECTED for s in states),
     }
     w = start[ran] - submit[ran]
     r = finish[ran] - start[ran]
-    turnaround = w + r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slowdown = np.where(r > 0, turnaround / np.where(r > 0, r, 1.0), 1.0)
-    bsld = np.maximum(turnaround / np.maximum(r, BOUNDED_SLOWDOWN_TAU), 1.0)
-    for name, values in (("waiting_time", w), ("turnaround_time", turnaround), ("slowdown", slowdown),
-                         ("bounded_slowdown", bsld)):
+    turnaround = finish[ran] - submit[ran]
+    for name, values in (("waiting_time", w), ("turnaround_time", turnaround),
+                         ("slowdown", slowdown(turnaround, r)), ("bounded_slowdown", bounded_slowdown(turnaround, r))):
         out[f"mean_{name}"] = float(values.mean()) if values.size else 0.0
         out[f"max_{name}"] = float(values.max()) if values.size else 0.0
     makespan = float(finish[ran].max()) if ran.any() else 0.0

@@ -211,7 +211,7 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hdeeprm.decision.policies import suggest
+    from hdeeprm.registry import suggest
 
     outdir = Path(outdir)
     dest = Path(dest) if dest is not None else outdir

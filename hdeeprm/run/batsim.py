@@ -13,39 +13,24 @@ from __future__ import annotations
 import csv
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hdeeprm.agents.base import Agent
-from hdeeprm.decision.manager import WorkloadManager
-from hdeeprm.outputs.metrics import summarize
 from hdeeprm.config.options import Options
+from hdeeprm.decision.contention import make_contention_model
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.decision.view import StateView
+from hdeeprm.outputs.metrics import summarize
 from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.workload.model import JobState, Workload
 
 
-@dataclass
-class BatsimEpisodeView:
-    """What observers and rewards read during a Batsim-driven run (mirrors :class:`~hdeeprm.run.episode.Episode`).
-
-    Attributes:
-        hierarchy: The platform.
-        workload: The jobs.
-        manager: The workload manager.
-        engine: The PyBatsim adapter (offers ``now`` and ``progress(job)`` like the engine).
-    """
-
-    hierarchy: ResourceHierarchy
-    workload: Workload
-    manager: WorkloadManager
-    engine: Any
-
-
 def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,
-                  outdir: str | Path, batsim: str = "batsim", observer=None, reward=None) -> dict:
+                  outdir: str | Path, batsim: str = "batsim", observer: Observer | None = None,
+                  reward: RewardFn | None = None) -> dict:
     """Simulate with a real Batsim binary; returns the metrics summary.
 
     Args:
@@ -53,7 +38,7 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
         agent: Decides at every decision point.
         outdir: Output folder (inputs for Batsim are written there too).
         batsim: Name or path of the ``batsim`` binary (or a stand-in such as ``hdeeprm-batsim``).
-        observer, reward: As in :func:`hdeeprm.run.launch.run_episode`.
+        observer, reward: As in :func:`hdeeprm.run.episode.run_episode`.
 
     Raises:
         HDeepRMError: no binary found, PyBatsim missing, or Batsim failed (quoting its log).
@@ -72,16 +57,14 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
 
     def on_batch_factory(port):
         manager = WorkloadManager(port, hierarchy, actions=options.actions, seed=options.seed,
-                                  has_future_events=port.has_pending_events)
+                                  model=make_contention_model(options.contention),
+                                  has_future_events=port.has_pending_events, jobs=workload.jobs)
         managers.append(manager)
-        view = BatsimEpisodeView(hierarchy, workload, manager, port)
-        needs_obs = agent.needs_observation and observer is not None
+        view = StateView(manager, workload, port.progress)
 
         def on_batch(now, submitted, completed):
             if manager.on_batch(now, submitted, completed):
-                manager.apply(int(agent.decide(observer(view) if needs_obs else None)))
-                if reward is not None:
-                    agent.rewarded(reward(view))
+                decide(manager, view, agent, observer, reward)
         return on_batch
 
     run = run_with_batsim(workload, platform_xml, workload_json, on_batch_factory, batsim=batsim,
@@ -102,7 +85,7 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
     metrics["decisions"] = managers[0].decisions if managers else 0
     (outdir / "out_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     if managers:
-        over = managers[0].state.overutilization_report(float(np.nanmax(finish)) if n else 0.0)
+        over = managers[0].resources.overutilization_report(float(np.nanmax(finish)) if n else 0.0)
         (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
     return metrics
 

@@ -5,7 +5,7 @@
 
     episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed)
     while episode.advance():          # runs events until a decision is due
-        episode.apply(agent.decide(observation))
+        decide(episode.manager, episode.view, agent, observer, reward)   # hdeeprm.run.loop
     episode.metrics()
 
 The engine's semantics are Batsim 4.2.1's (see :mod:`hdeeprm.simulation.engine`).
@@ -15,13 +15,21 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hdeeprm.decision.contention import ContentionModel
 from hdeeprm.decision.manager import WorkloadManager
-from hdeeprm.outputs.metrics import summarize
+from hdeeprm.decision.strategies import StartStrategy
+from hdeeprm.decision.view import StateView
+from hdeeprm.outputs.metrics import consumed_joules, summarize
+from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.workload.model import Workload
+
+if TYPE_CHECKING:
+    from hdeeprm.agents.base import Agent
+    from hdeeprm.config.options import Options
 
 
 class Episode:
@@ -35,21 +43,26 @@ class Episode:
         record: Keep the machine-state, pstate and energy logs (needed for
             the Batsim-format outputs; off for fast training).
         model: The contention model (HDeepRM's by default).
+        strategy: The start strategy (head-of-line by default).
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
         manager: The :class:`~hdeeprm.decision.manager.WorkloadManager`.
+        view: The :class:`~hdeeprm.decision.view.StateView` observations and rewards read.
         done: True once the engine has no event left.
         jobs_ended: Jobs completed, killed or rejected so far.
     """
 
     def __init__(self, hierarchy: ResourceHierarchy, workload: Workload, *, actions: Sequence[int],
-                 seed: int = 0, record: bool = True, model: ContentionModel | None = None) -> None:
+                 seed: int = 0, record: bool = True, model: ContentionModel | None = None,
+                 strategy: StartStrategy | None = None) -> None:
         self.hierarchy = hierarchy
         self.workload = workload
         self.engine = Engine(hierarchy.host_specs(), workload, energy=True, record=record)
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
-                                       has_future_events=self.engine.has_pending_events, jobs=workload.jobs)
+                                       strategy=strategy, has_future_events=self.engine.has_pending_events,
+                                       jobs=workload.jobs)
+        self.view = StateView(self.manager, workload, self.engine.progress)
         self.done = False
         self.jobs_ended = 0
 
@@ -77,10 +90,15 @@ class Episode:
         return self.manager.apply(action)
 
     def metrics(self) -> dict[str, float | int]:
-        """The metrics summary (see :func:`hdeeprm.outputs.metrics.summarize`)."""
+        """The metrics summary (see :func:`hdeeprm.outputs.metrics.summarize`).
+
+        ``energy`` is Batsim's ``consumed_joules``: from the first submission to the last job end.
+        """
         e = self.engine
+        result = e.result()
+        energy = consumed_joules(result.first_submission_energy, result.last_completion_energy)
         out = summarize(self.workload.jobs, e.state, e.start_time, e.finish_time,
-                        self.hierarchy.nb_cores, e.consumed_energy())
+                        self.hierarchy.nb_cores, energy)
         out["decisions"] = self.manager.decisions
         out["void_overridden"] = self.manager.void_overridden
         return out
@@ -98,6 +116,41 @@ class Episode:
         write_outputs(outdir, self.engine.result(), prefix=prefix)
         metrics = self.metrics()
         (outdir / f"{prefix}_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-        over = self.manager.state.overutilization_report(self.engine.now)
+        over = self.manager.resources.overutilization_report(self.engine.now)
         (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
         return metrics
+
+
+def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,
+                record: bool = True, observer: Observer | None = None, reward: RewardFn | None = None,
+                progress=None, model: ContentionModel | None = None) -> tuple[Episode, float]:
+    """Simulate ``workload`` once on the embedded engine with ``agent`` deciding.
+
+    Args:
+        hierarchy, workload, options: The run's inputs (``options.actions`` and ``options.seed``).
+        agent: Decides at every decision point (:func:`hdeeprm.run.loop.decide`).
+        record: Keep the logs needed by the Batsim-format outputs.
+        observer: Builds the agent's observation (float32, (observation_size,)), or None.
+        reward: The objective given to ``agent.rewarded`` after each action, or None.
+        progress: A tqdm-like bar updated with the number of jobs ended, or None.
+        model: The contention model (HDeepRM's by default).
+
+    Returns:
+        The finished :class:`Episode` and the sum of its rewards (0.0 without ``reward``).
+
+    Raises:
+        AgentError: the agent returned something that is not an action of the set.
+    """
+    episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model)
+    manager, view = episode.manager, episode.view
+    total, shown = 0.0, 0
+    while episode.advance():
+        value = decide(manager, view, agent, observer, reward)
+        if value is not None:
+            total += value
+        if progress is not None and episode.jobs_ended - shown >= 256:
+            progress.update(episode.jobs_ended - shown)
+            shown = episode.jobs_ended
+    if progress is not None:
+        progress.update(episode.jobs_ended - shown)
+    return episode, total

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import torch
 
-from hdeeprm.agents.base import LearningAgent as LazyLearningAgent
 from hdeeprm.agents.base import instantiate_agent, load_agent_class
 from hdeeprm.agents.checkpoint import FORMAT_VERSION, load_checkpoint
 from hdeeprm.errors import AgentError, OptionsError
@@ -14,8 +13,14 @@ from hdeeprm.agents.learning import LearningAgent, PolicyLearningAgent, ValueLea
 from .conftest import AGENTS
 
 
-def test_lazy_reexport():
-    assert LazyLearningAgent is LearningAgent
+def test_lazy_reexport_and_the_original_module_name():
+    """``hdeeprm.agents`` exports the learning agents; the original's ``hdeeprm.agent`` still works."""
+    import hdeeprm.agent
+    import hdeeprm.agents
+
+    assert hdeeprm.agents.LearningAgent is LearningAgent
+    assert hdeeprm.agent.PolicyLearningAgent is PolicyLearningAgent
+    assert hdeeprm.agent.Agent is hdeeprm.agents.Agent
 
 
 def test_discounted_returns_by_hand():

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from hdeeprm.env.environment import ENV_ID, HDeepRMEnv, register_envs
+from hdeeprm import register_envs
+from hdeeprm.env.environment import ENV_ID, HDeepRMEnv
 from hdeeprm.errors import AgentError, OptionsError
 
 from .conftest import ROOT, TOY_OPTIONS
@@ -95,5 +96,5 @@ def test_actions_by_name_and_errors():
         HDeepRMEnv(TOY_OPTIONS).step(0)
     env = HDeepRMEnv(TOY_OPTIONS)
     env.reset(seed=0)
-    with pytest.raises(AgentError, match=r"action must be in \[0, 4\], got 5"):
+    with pytest.raises(AgentError, match=r"^the action must be an integer in \[0, 4\], got 5$"):
         env.step(5)

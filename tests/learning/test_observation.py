@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from hdeeprm.decision.view import StateView
 from hdeeprm.run.episode import Episode
 from hdeeprm.errors import OptionsError
 from hdeeprm.env.observation import Observer, make_observer, queue_variation
@@ -24,14 +25,14 @@ def test_normal_observation_before_and_after_the_decision(toy_hierarchy, toy_wor
     obs = make_observer("normal", toy_hierarchy, toy_workload)
     ep = Episode(toy_hierarchy, toy_workload, actions=toy_options.actions, seed=0, record=False)
     assert ep.advance()
-    before = obs(ep)
+    before = obs(ep.view)
     assert before.dtype == np.float32
     # All memory and bandwidth free; every core idle in P3 (speed 0, power 0.05 P, no work);
     # both jobs equal the workload's p99, so the 20 queue statistics are 1; the queue was empty: 1.
     expected = [1.0, 1.0, 1.0] + [0.0, 0.05, 0.0] * 4 + [1.0] * 20 + [1.0]
     np.testing.assert_allclose(before, expected, rtol=0, atol=1e-7)
     ep.apply(1)  # shortest-high_mem_bw: job 0 on core 0 (processor 0), job 1 on core 2 (processor 1)
-    after = obs(ep)
+    after = obs(ep.view)
     # node: (32768 - 2 x 8000) / 32768; each processor 24 of 32 GB/s used; cores 0, 2 in P0
     # (speed G, power P, all work left), cores 1, 3 in P2 (power 0.25 P); queue empty, it emptied: 0.
     expected = ([16768 / 32768, 0.25, 0.25] + [1, 1, 1, 0, 0.25, 0, 1, 1, 1, 0, 0.25, 0] + [0.0] * 21)
@@ -43,16 +44,16 @@ def test_remaining_work_fraction_midway(toy_hierarchy, toy_workload, toy_options
     ep = toy_episode(toy_hierarchy, toy_workload, toy_options, 4)  # first-high_mem_bw
     ep.engine.call_me_later(2.1)
     ep.engine.next_batch()  # t = 2.1 s: core 0 did 8.4 of 21 GFLOP, core 2 did 9.24
-    o = obs(ep)
+    o = obs(ep.view)
     assert o[3 + 2] == pytest.approx(1 - 8.4 / 21, abs=1e-6)
     assert o[3 + 8] == pytest.approx(1 - 9.24 / 21, abs=1e-6)
 
 
 def test_small_and_minimal_are_slices_of_normal(toy_hierarchy, toy_workload, toy_options):
     ep = toy_episode(toy_hierarchy, toy_workload, toy_options, 0)
-    normal = make_observer("normal", toy_hierarchy, toy_workload)(ep)
-    small = make_observer("small", toy_hierarchy, toy_workload)(ep)
-    minimal = make_observer("minimal", toy_hierarchy, toy_workload)(ep)
+    normal = make_observer("normal", toy_hierarchy, toy_workload)(ep.view)
+    small = make_observer("small", toy_hierarchy, toy_workload)(ep.view)
+    minimal = make_observer("minimal", toy_hierarchy, toy_workload)(ep.view)
     np.testing.assert_array_equal(small, np.r_[normal[:3], normal[-21:]])
     np.testing.assert_array_equal(minimal, normal[-21:])
 
@@ -87,13 +88,13 @@ def test_queue_statistics_equal_numpy_percentiles(toy_hierarchy):
     q = np.array([[j.requested_time, j.res, j.mem, j.mem_bw] for j in wl.jobs])
     norm = np.percentile(q, 99, axis=0)
     rng = np.random.default_rng(2)
-    manager = SimpleNamespace(queue=[], queue_before=0)
-    ep = SimpleNamespace(manager=manager)
+    manager = SimpleNamespace(queue=[], queue_before=0, hierarchy=toy_hierarchy)
+    view = StateView(manager, wl, lambda job: 0.0)
     for step in range(60):
         if step % 7 == 0:  # the manager replaces its list when jobs start
             manager.queue = [j for j in manager.queue if rng.random() < 0.5]
         manager.queue.extend(wl.jobs[i] for i in rng.choice(400, size=int(rng.integers(0, 6)), replace=False))
-        out = obs(ep)
+        out = obs(view)
         idx = [j.index for j in manager.queue]
         if not idx:
             np.testing.assert_array_equal(out[:20], 0.0)

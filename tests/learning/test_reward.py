@@ -1,10 +1,11 @@
 """Rewards of the six objectives, worked out by hand on the learning toy."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.config.options import OBJECTIVES
+from hdeeprm.env.reward import OBJECTIVES
 from hdeeprm.env.reward import make_reward
 
 from .conftest import toy_episode
@@ -27,14 +28,14 @@ EXPECTED = {
 def test_pstate_objectives(toy_hierarchy, toy_workload, toy_options, action):
     ep = toy_episode(toy_hierarchy, toy_workload, toy_options, action)
     for objective, value in EXPECTED[action].items():
-        assert make_reward(objective)(ep) == pytest.approx(value, rel=1e-12), objective
+        assert make_reward(objective)(ep.view) == pytest.approx(value, rel=1e-12), objective
 
 
 def test_job_count_objectives(toy_hierarchy, toy_workload, toy_options):
     ep = toy_episode(toy_hierarchy, toy_workload, toy_options, 1)
-    assert make_reward("avg_job_slowdown")(ep) == pytest.approx(-2 / 5)  # two running jobs, 5 s requested
-    assert make_reward("avg_job_completion")(ep) == -2.0
-    assert make_reward("avg_utilization")(ep) == 2.0
+    assert make_reward("avg_job_slowdown")(ep.view) == pytest.approx(-2 / 5)  # two running jobs, 5 s requested
+    assert make_reward("avg_job_completion")(ep.view) == -2.0
+    assert make_reward("avg_utilization")(ep.view) == 2.0
 
 
 def test_edp_of_an_idle_platform_uses_the_floor_speed(toy_hierarchy, toy_workload, toy_options):
@@ -43,14 +44,56 @@ def test_edp_of_an_idle_platform_uses_the_floor_speed(toy_hierarchy, toy_workloa
     ep = Episode(toy_hierarchy, toy_workload, actions=toy_options.actions, seed=0, record=False)
     ep.advance()  # nothing started: every core in P3, 4 x 0.05 P
     floor = 0.75 * 4.0
-    assert make_reward("edp")(ep) == pytest.approx(-(0.05 * 180 / 180) * (16.8 / floor) ** 2)
-    assert make_reward("makespan")(ep) == 0.0
+    assert make_reward("edp")(ep.view) == pytest.approx(-(0.05 * 180 / 180) * (16.8 / floor) ** 2)
+    assert make_reward("makespan")(ep.view) == 0.0
 
 
-def test_every_objective_runs_a_whole_episode(toy_hierarchy, toy_workload, toy_options):
-    ep = toy_episode(toy_hierarchy, toy_workload, toy_options, 3)
-    for objective in OBJECTIVES:
-        assert isinstance(make_reward(objective)(ep), float)
+@pytest.mark.parametrize("objective", OBJECTIVES.names())
+def test_every_objective_along_a_whole_episode(objective):
+    """Each objective's reward, at every step of a whole 120-job episode, equals its definition
+    recomputed from scratch (pstate factors x core G and P, busy cores, job counts)."""
+    from hdeeprm.env.environment import HDeepRMEnv
+    from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS
+
+    from .conftest import ROOT
+
+    env = HDeepRMEnv(platform=ROOT / "platforms" / "gaia_mini.json", workload=ROOT / "workloads" / "lublin_500_100.swf",
+                     nb_jobs=120, objective=objective, actions=["first-high_gflops", "smallest-low_power"],
+                     action_mask=False)
+    h = env.hierarchy
+    speed_f, power_f = np.asarray(PSTATE_SPEED_FACTORS), np.asarray(PSTATE_POWER_FACTORS)
+    g_max, p_max = h.core_speed.sum() / 1e9, h.core_power.sum()
+    floor = 0.75 * h.core_speed.min() / 1e9
+
+    def oracle(view):
+        pstate = view.resources.core_pstate
+        speed = float((h.core_speed / 1e9 * speed_f[pstate]).sum())
+        power = float((h.core_power * power_f[pstate]).sum())
+        busy = sum(job.res for job, _ in view.running.values())
+        return {"avg_job_slowdown": None, "avg_job_completion": -(len(view.queue) + len(view.running)),
+                "avg_utilization": busy, "makespan": speed, "energy_consumption": -power,
+                "edp": -(power / p_max) * (g_max / max(speed, floor)) ** 2}[objective]
+
+    reward, checked = env.reward_fn, []
+
+    def compare(view):
+        value = reward(view)
+        expected = oracle(view)
+        if expected is not None:
+            assert value == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        checked.append(value)
+        return value
+
+    env.reward_fn = compare
+    env.reset(seed=1)
+    done, steps = False, 0
+    while not done:
+        _, r, done, _, info = env.step(steps % 2)
+        assert r == checked[-1]
+        steps += 1
+    m = info["metrics"]
+    assert m["nb_completed"] + m["nb_killed"] + m["nb_rejected"] == 120 and steps == len(checked) > 50
+    assert len(set(checked)) > 5   # the reward follows the state, it is not a constant
 
 
 def test_unknown_objective():
@@ -71,18 +114,17 @@ def test_slowdown_reward_equals_the_direct_sum_along_a_trace():
     rt = requested_times(env.workload)
     reward, seen = env.reward_fn, []
 
-    def checked(ep):  # the reward is computed right after the action, before the simulation advances
-        m = ep.manager
-        expected = -sum(1 / rt[j.index] for j in m.queue) - sum(1 / rt[i] for i in m.running)
-        value = reward(ep)
+    def checked(view):  # the reward is computed right after the action, before the simulation advances
+        expected = -sum(1 / rt[j.index] for j in view.queue) - sum(1 / rt[i] for i in view.running)
+        value = reward(view)
         assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
-        seen.append(len(m.queue))
+        seen.append(len(view.queue))
         return value
 
     env.reward_fn = checked
     env.reset(seed=0)
     done, steps = False, 0
     while not done:
-        _, _, done, _, _ = env.step(steps % 3 == 0)
+        _, _, done, _, _ = env.step(int(steps % 3 == 0))
         steps += 1
     assert len(seen) == steps > 100 and max(seen) > 10  # the queue really grew and shrank

@@ -4,7 +4,7 @@ import csv
 import pytest
 
 from hdeeprm.run.episode import Episode
-from hdeeprm.decision.policies import action_index
+from hdeeprm.decision.actions import action_index
 from hdeeprm.workload.model import JobState, Workload
 
 from .helpers import job, small_hierarchy

@@ -1,6 +1,6 @@
 """Decisions of the workload manager: queue, head-of-line blocking, void, rejections."""
 from hdeeprm.decision.manager import WorkloadManager
-from hdeeprm.decision.policies import VOID, action_index
+from hdeeprm.decision.actions import VOID, action_index
 from hdeeprm.platform.hierarchy import P0, P2
 
 from .helpers import RecordingSimulator, job, small_hierarchy
@@ -59,4 +59,4 @@ def test_completion_frees_cores_and_restores_pstates():
     sim.commands.clear()
     assert m.on_batch(10.0, [], [j]) is False            # queue empty: no decision
     assert sim.commands == [("SET_RESOURCE_STATE", (2, 3), 3)]
-    assert m.state.nb_free == 8
+    assert m.resources.nb_free == 8

@@ -5,7 +5,7 @@ import pytest
 
 from hdeeprm.errors import OptionsError
 from hdeeprm.config.options import load_options, parse_options
-from hdeeprm.decision.policies import VOID, action_index
+from hdeeprm.decision.actions import VOID, action_index
 
 
 def test_reference_options_files_load_unchanged(shared):

@@ -4,8 +4,9 @@ import pytest
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.errors import OptionsError
-from hdeeprm.decision.policies import (CORE_POLICIES, JOB_POLICIES, VOID, CoreSelector, _rank_in_group, action_index,
-                              order_queue, parse_policy_pair)
+from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
+from hdeeprm.decision.core_selection import CoreSelector, _rank_in_group
+from hdeeprm.decision.orderings import JOB_ORDERINGS
 
 from .helpers import job, small_hierarchy
 
@@ -79,11 +80,11 @@ def test_random_core_selection_is_seeded_and_respects_memory():
 def test_job_policies_sort_stably_by_their_key():
     q = [job(0, 4, walltime=50, mem=10), job(1, 1, walltime=10, mem=30), job(2, 2, walltime=10, mem=10)]
     rng = np.random.default_rng(0)
-    assert [j.index for j in order_queue(q, "first", rng)] == [0, 1, 2]
-    assert [j.index for j in order_queue(q, "shortest", rng)] == [1, 2, 0]
-    assert [j.index for j in order_queue(q, "smallest", rng)] == [1, 2, 0]
-    assert [j.index for j in order_queue(q, "low_mem", rng)] == [0, 2, 1]
-    assert sorted(j.index for j in order_queue(q, "random", rng)) == [0, 1, 2]
+    assert [j.index for j in JOB_ORDERINGS["first"].order(q, rng)] == [0, 1, 2]
+    assert [j.index for j in JOB_ORDERINGS["shortest"].order(q, rng)] == [1, 2, 0]
+    assert [j.index for j in JOB_ORDERINGS["smallest"].order(q, rng)] == [1, 2, 0]
+    assert [j.index for j in JOB_ORDERINGS["low_mem"].order(q, rng)] == [0, 2, 1]
+    assert sorted(j.index for j in JOB_ORDERINGS["random"].order(q, rng)) == [0, 1, 2]
 
 
 def test_rank_in_group():

@@ -1,0 +1,109 @@
+"""Constructors from options: the platform, the workload and the agent of a run.
+
+Configuration flows one way: command line -> :class:`~hdeeprm.config.options.Options`
+-> these constructors -> the run. Nothing here reads globals or the current
+directory; every path comes resolved from the options.
+"""
+from __future__ import annotations
+
+from hdeeprm.agents.base import Agent, ClassicAgent, instantiate_agent, load_agent_class
+from hdeeprm.config.options import SWF_CONVERSION_OPTIONS, Options
+from hdeeprm.errors import OptionsError
+from hdeeprm.platform import load_platform
+from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.workload.model import Workload
+
+
+def build_platform(options: Options) -> ResourceHierarchy:
+    """Load the options' platform and check ``nb_resources`` against it.
+
+    Raises:
+        OptionsError: no platform given, or ``nb_resources`` differs from the platform's cores.
+        PlatformError: the platform file is invalid.
+    """
+    if not options.platform_file_path:
+        raise OptionsError("platform_file_path is required", path=options.source)
+    hierarchy = load_platform(options.platform_file_path)
+    if options.nb_resources is not None and options.nb_resources != hierarchy.nb_cores:
+        raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.nb_cores} in "
+                           f"{options.platform_file_path}), got {options.nb_resources}", path=options.source)
+    return hierarchy
+
+
+def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_workload: str | None = None) -> Workload:
+    """The workload of a run: a Batsim JSON (``-cw`` or a ``.json`` path) or a converted SWF trace.
+
+    SWF traces are converted afresh on every run (no cache, so a changed
+    option always takes effect), with the platform's core count and reference
+    speed, the options' seed, ``nb_jobs``, ``first_job``, ``actual_work``,
+    ``profile_type``, ``default_mem``, ``enforce_walltime`` and ``mem_bw_choices``.
+    A Batsim JSON workload is read as it is (its jobs carry their own ``mem``,
+    ``mem_bw`` and walltime), cut to ``nb_jobs``.
+
+    Raises:
+        OptionsError: no workload given, or SWF conversion options (the ``workload``
+            block) set together with a Batsim JSON workload, where they cannot apply.
+        WorkloadError: the workload file is invalid.
+    """
+    from hdeeprm.workload.batsim_json import read_batsim_workload
+
+    path = custom_workload or options.workload_file_path
+    if not path:
+        raise OptionsError("a workload is required: set workload_file_path or pass -cw workload.json",
+                           path=options.source)
+    if path.endswith(".json"):
+        given = [name for name in SWF_CONVERSION_OPTIONS if name in options.given]
+        if given:
+            raise OptionsError(f"workload.{given[0]} only applies to SWF traces, but the workload {path} is "
+                               f"a Batsim JSON workload whose jobs carry their own values: remove "
+                               f"workload.{given[0]} from the options or use an SWF trace", path=options.source)
+        workload = read_batsim_workload(path)
+        if options.nb_jobs is not None and options.nb_jobs < len(workload.jobs):
+            workload = Workload(jobs=workload.jobs[:options.nb_jobs], name=workload.name,
+                                nb_res=workload.nb_res, reference_speed=workload.reference_speed,
+                                report={**workload.report, "beyond nb_jobs": len(workload.jobs) - options.nb_jobs},
+                                source=workload.source)
+        return workload
+    from hdeeprm.workload.convert import swf_to_workload
+
+    return swf_to_workload(path, nb_cores=hierarchy.nb_cores, reference_speed=hierarchy.reference_speed,
+                           nb_jobs=options.nb_jobs, first_job=options.first_job,
+                           actual_work=options.actual_work, profile_type=options.profile_type,
+                           default_mem=options.default_mem, seed=options.seed,
+                           enforce_walltime=options.enforce_walltime, mem_bw_choices=options.mem_bw_choices)
+
+
+def load_agent(options: Options, agent_path: str | None) -> type[Agent]:
+    """The agent class of a run: the user's ``agent.py`` or :class:`ClassicAgent`.
+
+    Raises:
+        OptionsError: no agent file for a LEARNING agent, or a classic run without one policy pair.
+        AgentError: the agent file cannot be loaded.
+    """
+    if agent_path:
+        return load_agent_class(agent_path)
+    if options.agent_type == "LEARNING":
+        raise OptionsError("a LEARNING agent needs an agent file: hdeeprm-launch agent.py options.json",
+                           path=options.source)
+    if len(options.actions) != 1:
+        raise OptionsError("without an agent file the options must give one classic policy pair: "
+                           "pybatsim.agent.policy_pair (e.g. \"first-high_gflops\") or a "
+                           f"pybatsim.env.actions.selection with one pair, got {len(options.actions)} actions",
+                           path=options.source)
+    return ClassicAgent
+
+
+def build_agent(options: Options, cls: type[Agent], observation_size: int) -> Agent:
+    """Instantiate the agent class of :func:`load_agent` with what the options offer.
+
+    Learning agents get ``(gamma, hidden, action_size, observation_size)`` as in the
+    original HDeepRM, plus ``lr``, ``seed`` and ``options`` when they ask for them.
+
+    Raises:
+        AgentError: the constructor needs something not offered, or fails.
+    """
+    if cls is ClassicAgent:
+        return ClassicAgent(0)
+    return instantiate_agent(cls, gamma=options.gamma, hidden=options.hidden,
+                             action_size=len(options.actions), observation_size=observation_size,
+                             lr=options.lr, seed=options.seed, options=options)

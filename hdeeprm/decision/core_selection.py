@@ -1,0 +1,193 @@
+"""Core selections (core-selection policies): which free cores a starting job gets.
+
+HDeepRM's six core-selection policies (Herrera et al., "HDeepRM: Deep
+Reinforcement Learning for Workload Management in Heterogeneous Clusters",
+2019; the original HDeepRM's ``workload_manager.py``; ``high_cores`` packs,
+although the original's docstring said the opposite). Each is re-evaluated
+after every core taken: for the keys that do not change when a core is taken
+(speed, power, packing order) the order is computed at once with NumPy, for
+the dynamic ones (node memory, processor bandwidth) core by core. Ties go to
+the lowest core id.
+
+================  ==========================================================
+name              cores taken first
+================  ==========================================================
+``random``        a uniform random sample of the candidates
+``high_gflops``   fastest processor type (peak GFLOP/s per core)
+``high_cores``    processor with the most busy cores (packing)
+``high_mem``      node with the most free memory
+``high_mem_bw``   processor with the most remaining memory bandwidth
+``low_power``     lowest power per core (W)
+================  ==========================================================
+
+A candidate core is free and its node still has the job's memory per core
+(memory is a hard per-node limit, :mod:`hdeeprm.decision.contention`). Every
+policy is registered once in :data:`CORE_SELECTIONS`, in action-index order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hdeeprm.decision.contention import ResourceState
+from hdeeprm.registry import Registry
+from hdeeprm.workload.model import Job
+
+#: The core-selection policies (name -> name of the :class:`CoreSelector` method), in
+#: action-index order.
+CORE_SELECTIONS: Registry[str] = Registry("core-selection policy")
+for _name in ("random", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power"):
+    CORE_SELECTIONS.register(_name, "_" + _name)
+
+
+class CoreSelector:
+    """Picks the cores of a job under a core-selection policy.
+
+    Args:
+        resources: The resource state (free cores, memory, bandwidth).
+        rng: Random generator for the ``random`` policy.
+    """
+
+    def __init__(self, resources: ResourceState, rng: np.random.Generator) -> None:
+        self.resources = resources
+        self.rng = rng
+        h = resources.hierarchy
+        idx = np.arange(h.nb_cores)
+        # Static core orders (ties by core id): fastest processor first, lowest power first.
+        self._fastest = np.lexsort((idx, -np.asarray(h.core_speed)))
+        self._frugal = np.lexsort((idx, np.asarray(h.core_power)))
+        self._policies = {name: getattr(self, CORE_SELECTIONS[name]) for name in CORE_SELECTIONS}
+
+    def select(self, job: Job, policy: str) -> np.ndarray | None:
+        """Cores for ``job`` under ``policy``, or None when it does not fit now.
+
+        Args:
+            job: A queued job.
+            policy: A name registered in :data:`CORE_SELECTIONS` (validated by the caller).
+
+        Returns:
+            Core ids, int64, shape (job.res,), in the order they were taken.
+        """
+        st = self.resources
+        if job.res > st.nb_free:
+            return None
+        cand = st.candidates(job.mem)
+        cap = node_capacity(st, job.mem) if job.mem > 0.0 else None
+        return self._policies[policy](job, cand, cap)
+
+    def _high_gflops(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        return self._ordered(job, self._fastest, cand, cap)
+
+    def _low_power(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        return self._ordered(job, self._frugal, cand, cap)
+
+    def _high_cores(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        # Packing: processor with the most busy cores first; taking a core only
+        # raises its count, so the order fixed now stays right core by core.
+        h = self.resources.hierarchy
+        busy = self.resources.processor_busy[h.core_processor]
+        return self._ordered(job, np.lexsort((np.arange(h.nb_cores), -busy)), cand, cap)
+
+    def _high_mem(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        return self._dynamic(job, cand, cap, by_node=True)
+
+    def _high_mem_bw(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        return self._dynamic(job, cand, cap, by_node=False)
+
+    def _ordered(self, job: Job, order: np.ndarray, cand: np.ndarray, cap: np.ndarray | None):
+        cores = order[cand[order]]
+        if cap is not None:
+            cores = cores[_rank_in_group(self.resources.hierarchy.core_node[cores]) < cap[self.resources.hierarchy.core_node[cores]]]
+        if cores.size < job.res:
+            return None
+        return cores[:job.res]
+
+    def _random(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        free = np.flatnonzero(cand)
+        if cap is None:
+            if free.size < job.res:
+                return None
+            return self.rng.choice(free, size=job.res, replace=False)
+        # With a memory limit every draw changes the candidates: draw a random
+        # order, then keep, node by node, as many cores as the node's memory allows.
+        order = self.rng.permutation(free)
+        nodes = self.resources.hierarchy.core_node[order]
+        keep = order[_rank_in_group(nodes) < cap[nodes]]
+        if keep.size < job.res:
+            return None
+        return keep[:job.res]
+
+    def _dynamic(self, job: Job, cand: np.ndarray, cap: np.ndarray | None, *, by_node: bool):
+        # Groups (nodes or processors) hold contiguous cores; the best group is re-chosen after
+        # every core since taking one lowers its score (free memory or remaining bandwidth).
+        st, h = self.resources, self.resources.hierarchy
+        cand = cand.copy()
+        if by_node:
+            group_of_core, first, count = h.core_node, h.node_first_core, h.node_n_cores
+            score, cost = st.node_free_mem.copy(), job.mem
+        else:
+            group_of_core, first, count = h.core_processor, h.processor_first_core, h.processor_n_cores
+            score = np.asarray(h.processor_mem_bw, dtype=np.float64) - st.processor_used_bw
+            cost = job.mem_bw
+        nb_groups = score.size
+        avail = np.bincount(group_of_core[cand], minlength=nb_groups)
+        node_left = cap.copy() if cap is not None else None
+        masked = np.where(avail > 0, score, -np.inf)
+        taken = np.empty(job.res, dtype=np.int64)
+        for k in range(job.res):
+            g = int(np.argmax(masked))
+            if masked[g] == -np.inf:
+                return None
+            start = int(first[g])
+            core = start + int(np.argmax(cand[start:start + int(count[g])]))
+            taken[k] = core
+            cand[core] = False
+            score[g] -= cost
+            avail[g] -= 1
+            masked[g] = score[g] if avail[g] > 0 else -np.inf
+            if node_left is not None:
+                node = int(h.core_node[core])
+                node_left[node] -= 1
+                if node_left[node] <= 0:   # the node's memory is exhausted: drop its cores
+                    lo = int(h.node_first_core[node])
+                    cand[lo:lo + int(h.node_n_cores[node])] = False
+                    if by_node:
+                        avail[node] = 0
+                        masked[node] = -np.inf
+                    else:
+                        procs = np.unique(group_of_core[lo:lo + int(h.node_n_cores[node])])
+                        avail[procs] = 0
+                        masked[procs] = -np.inf
+        return taken
+
+
+def node_capacity(resources: ResourceState, mem: float) -> np.ndarray:
+    """How many more cores needing ``mem`` MB each every node can take now.
+
+    Args:
+        resources: The resource state.
+        mem: Memory per core in MB, > 0.
+
+    Returns:
+        int64, shape (nb_nodes,): min(free memory // mem, free cores of the node).
+    """
+    h = resources.hierarchy
+    free_cores = np.bincount(h.core_node[resources.core_free], minlength=h.nb_nodes)
+    return np.minimum(np.floor(resources.node_free_mem / mem), free_cores).astype(np.int64)
+
+
+def _rank_in_group(groups: np.ndarray) -> np.ndarray:
+    """Rank of each element among the earlier elements of the same group.
+
+    ``_rank_in_group([3, 1, 3, 3, 1]) == [0, 0, 1, 2, 1]``.
+    """
+    if groups.size == 0:
+        return groups
+    order = np.argsort(groups, kind="stable")
+    g = groups[order]
+    starts = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
+    run = np.zeros(g.size, dtype=np.int64)
+    run[starts] = starts
+    np.maximum.accumulate(run, out=run)
+    rank = np.empty_like(run)
+    rank[order] = np.arange(g.size) - run
+    return rank

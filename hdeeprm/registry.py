@@ -1,0 +1,101 @@
+"""Registries of names: one place per kind of named thing, with closest-match suggestions.
+
+Job orderings, core selections, start strategies, contention models,
+objectives, observation types and agent types are each kept in a
+:class:`Registry`. Options, the Gymnasium environment, the launcher and the
+command-line tools all validate names through these registries, so a name is
+written once and an unknown name always gets the same message, e.g.
+``unknown objective 'makspan' (valid: avg_job_slowdown, ..., edp; did you mean
+'makespan'?)``. The design follows Gymnasium's ``registration.py``
+(https://gymnasium.farama.org/api/registry/), with :mod:`difflib` for the
+suggestion.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from typing import Generic, TypeVar
+
+from hdeeprm.errors import OptionsError
+
+T = TypeVar("T")
+
+
+def suggest(name: str, valid: Sequence[str]) -> str:
+    """Text listing the ``valid`` names and the closest match to ``name``.
+
+    Args:
+        name: The unknown name.
+        valid: The names accepted.
+
+    Returns:
+        ``"valid: a, b, c; did you mean 'b'?"`` (the hint only when :func:`difflib.get_close_matches`
+        finds one).
+    """
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"valid: {', '.join(valid)}{hint}"
+
+
+class Registry(Generic[T]):
+    """Named entries of one kind, in registration order (which is their index order).
+
+    Args:
+        kind: What the entries are, for messages (e.g. ``"job-selection policy"``).
+
+    Example::
+
+        OBJECTIVES = Registry("objective")
+        OBJECTIVES.register("makespan", make_makespan_reward)
+        OBJECTIVES["makespan"]      # the entry
+        OBJECTIVES.names()          # ('makespan',)
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str, entry: T) -> T:
+        """Add ``entry`` under ``name`` and return it.
+
+        Raises:
+            OptionsError: ``name`` is already registered (names are never silently replaced).
+        """
+        if name in self._entries:
+            raise OptionsError(f"{self.kind} '{name}' is already registered")
+        self._entries[name] = entry
+        return entry
+
+    def check(self, name: str) -> str:
+        """Return ``name`` when it is registered.
+
+        Raises:
+            OptionsError: ``unknown <kind> '<name>' (valid: ...; did you mean '...'?)``.
+        """
+        if not isinstance(name, str) or name not in self._entries:
+            raise OptionsError(f"unknown {self.kind} '{name}' ({suggest(str(name), self.names())})")
+        return name
+
+    def __getitem__(self, name: str) -> T:
+        """The entry registered under ``name`` (raises :class:`OptionsError` as :meth:`check`)."""
+        return self._entries[self.check(name)]
+
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is registered."""
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        """The names, in registration order."""
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        """Number of entries."""
+        return len(self._entries)
+
+    def names(self) -> tuple[str, ...]:
+        """The names, in registration order."""
+        return tuple(self._entries)
+
+    def index(self, name: str) -> int:
+        """Position of ``name`` in registration order (raises :class:`OptionsError` as :meth:`check`)."""
+        return self.names().index(self.check(name))

@@ -1,0 +1,84 @@
+"""The one decide -> apply -> reward step, shared by every way of running HDeepRM.
+
+The launcher on the embedded engine (:func:`run_episode`), the launcher on a
+real Batsim (:mod:`hdeeprm.run.batsim`) and the Gymnasium environment
+(:mod:`hdeeprm.env.environment`) all take a decision the same way:
+
+1. the agent (or the environment's caller) chooses an action from the
+   observation of the :class:`~hdeeprm.decision.view.StateView`;
+2. :func:`as_action` checks that it is an integer position in the action set;
+3. the workload manager applies it (starts jobs, switches pstates);
+4. the reward of the state it led to is computed and handed back.
+
+Nothing here knows which simulator runs underneath.
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+
+import numpy as np
+
+from hdeeprm.agents.base import Agent
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.decision.view import StateView
+from hdeeprm.errors import AgentError
+
+#: ``observer(view) -> np.ndarray`` (float32, (observation_size,)).
+Observer = Callable[[StateView], np.ndarray]
+#: ``reward(view) -> float``.
+RewardFn = Callable[[StateView], float]
+
+
+def as_action(value: object, nb_actions: int, who: str = "the action") -> int:
+    """Check that ``value`` is a position in an action set of ``nb_actions`` and return it as an int.
+
+    Python and NumPy integers (and 0-d or one-element NumPy integer arrays, as
+    vectorised RL libraries pass them) are accepted; booleans, floats and
+    strings are not, so a wrong return value is never silently truncated.
+
+    Raises:
+        AgentError: ``"<who> must be an integer in [0, n - 1], got <value>"``.
+    """
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
+        value = value.reshape(()).item()
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        index = int(value)
+        if 0 <= index < nb_actions:
+            return index
+    raise AgentError(f"{who} must be an integer in [0, {nb_actions - 1}], got {value!r}")
+
+
+def apply_action(manager: WorkloadManager, view: StateView, action: object, reward: RewardFn | None,
+                 who: str = "the action") -> float | None:
+    """Apply ``action`` and return the reward of the state it leads to (None without ``reward``).
+
+    Raises:
+        AgentError: ``action`` is not an integer position in the action set.
+    """
+    manager.apply(as_action(action, manager.nb_actions, who))
+    return None if reward is None else float(reward(view))
+
+
+def decide(manager: WorkloadManager, view: StateView, agent: Agent, observer: Observer | None,
+           reward: RewardFn | None) -> float | None:
+    """One decision of ``agent``: observe, decide, apply, reward (the agent is told the reward).
+
+    Args:
+        manager: The workload manager, with a decision due.
+        view: Its state view.
+        agent: Decides; receives :meth:`~hdeeprm.agents.base.Agent.rewarded`.
+        observer: Builds the observation, or None (the agent then gets None).
+        reward: The objective, or None (no reward is computed or given).
+
+    Returns:
+        The reward, or None.
+
+    Raises:
+        AgentError: the agent returned something that is not an action.
+    """
+    obs = observer(view) if observer is not None and agent.needs_observation else None
+    value = apply_action(manager, view, agent.decide(obs), reward, f"{type(agent).__name__}.decide()")
+    if value is not None:
+        agent.rewarded(value)
+    return value
