@@ -9,15 +9,10 @@ returned. The rules are in ``docs/engine.rst`` ("Same-instant event order", "Wal
 numbering") and in Batsim's protocol documentation
 (https://batsim.readthedocs.io/en/latest/protocol.html).
 
-Profiles (``hdeeprm.workload.model``):
-
-* ``delay``: the job waits ``delay`` seconds and computes nothing (its hosts draw their Idle
-  wattage). It is killed (COMPLETED_WALLTIME_REACHED) when ``delay >= walltime``, after exactly
-  ``walltime`` seconds.
-* ``parallel_homogeneous`` (``com`` = 0): every host computes ``cpu`` FLOP in lockstep
-  (SimGrid's ptask_L07 model): the job progresses at the minimum, over its hosts, of the current
-  pstate speed, and a pstate change of any of its hosts re-times the whole job from that instant.
-  It is killed only when it would run *longer* than its walltime.
+Profiles (``hdeeprm.workload.model``): ``delay`` waits ``delay`` seconds and computes nothing;
+``parallel_homogeneous`` (``com`` = 0) computes ``cpu`` FLOP on every host in lockstep
+(SimGrid's ptask_L07 model): it progresses at the minimum, over its hosts, of their current
+pstate speed, and a pstate change of any of them re-times the whole job from that instant.
 
 Energy is kept by an :class:`~hdeeprm.simulation.energy.EnergyAccount` and the time-series logs
 of the outputs by a :class:`~hdeeprm.simulation.recording.Recorder`; the engine calls both
@@ -136,7 +131,6 @@ class Engine:
         # _cur[k, h] = _table[k, pstate[h], h], updated in place: one gather of _cur[:, hosts]
         # gives everything a job start or a pstate switch needs.
         self._cur = self._table[:, self.pstate, np.arange(n)]
-        self._cur_idle = self._cur[IDLE]  # a view, for fast 1-D gathers
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)

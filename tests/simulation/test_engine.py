@@ -1,11 +1,16 @@
-"""Exact event traces of the embedded engine on small hand-made cases (worked out by hand)."""
+"""Exact event traces of the embedded engine on small hand-made cases (worked out by hand),
+and its energy account and recorder as units."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 
-from hdeeprm.errors import SimulationError
+from hdeeprm.errors import PlatformError, SimulationError
+from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.recording import Recorder
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
 
@@ -31,6 +36,11 @@ def workload(*specs: tuple) -> Workload:
 
 def ids(jobs) -> list[str]:
     return [job.id for job in jobs]
+
+
+def exactly(message: str) -> str:
+    """A ``match=`` pattern for exactly ``message``."""
+    return f"^{re.escape(message)}$"
 
 
 def test_lockstep_retiming_and_energy_by_hand():
@@ -154,6 +164,8 @@ def test_energy_off():
     result = engine.result()
     assert engine.consumed_energy() == 0.0
     assert np.isnan(result.consumed_energy[0]) and result.energy_log == []
+    assert np.isnan(result.first_submission_energy) and np.isnan(result.last_completion_energy)
+    assert engine.power().tolist() == [0.0]
 
 
 @pytest.mark.parametrize("action, message", [
@@ -179,12 +191,95 @@ def test_impossible_commands_raise_simulation_error(action, message):
         job.index = i
     engine = Engine([host("a"), host("b")], wl)
     engine.next_batch()
-    with pytest.raises(SimulationError) as info:
+    with pytest.raises(SimulationError, match=exactly(message)):
         action(engine, wl)
-    assert str(info.value) == message
 
 
 def test_unsupported_profile_is_refused():
     wl = workload(("x", 0.0, 1, Profile("comm", PARALLEL_HOMOGENEOUS, cpu=1.0, com=5.0)))
-    with pytest.raises(SimulationError, match="profile 'comm' has com = 5.0; only com = 0"):
+    with pytest.raises(SimulationError, match=exactly(
+            "job 'x': profile 'comm' has com = 5.0; only com = 0 is simulated")):
         Engine([host("a")], wl)
+
+
+@pytest.mark.parametrize("hosts, message", [
+    ([], "the platform must have at least one compute host, got 0"),
+    ([host("a", pstate=2)], "host 'a': initial pstate must be in [0, 1], got 2"),
+    ([HostSpec("b", (1e9, 2e9), (1.0,), (2.0, 3.0))],
+     "host 'b' must have as many idle/computing wattages as speeds (>= 1), got 2 speeds, "
+     "1 idle and 2 computing wattages"),
+])
+def test_malformed_hosts_are_refused(hosts, message):
+    with pytest.raises(PlatformError, match=exactly(message)):
+        Engine(hosts, workload(("x", 0.0, 1, delay(1.0))))
+
+
+def test_a_job_of_another_workload_is_refused():
+    engine = Engine([host("a")], workload(("x", 0.0, 1, delay(1.0))))
+    engine.next_batch()
+    stranger = workload(("x", 0.0, 1, delay(1.0))).jobs[0]
+    with pytest.raises(SimulationError, match=exactly(
+            "cannot execute job 'x': it is not a job of this workload")):
+        engine.execute_job(stranger, [0])
+
+
+def current_table(*hosts: tuple[float, float, float]) -> np.ndarray:
+    """The engine's current-pstate table (3, nb_hosts) from (speed, idle W, computing W) per host."""
+    return np.array(hosts, dtype=float).T.copy()
+
+
+def test_energy_account_by_hand():
+    # Two hosts at 10 W idle / 30 W computing. Job 0 computes on host 0 from t = 1; job 1 is a
+    # delay job on host 1 from t = 2; at t = 3 host 0 switches to 5 W idle / 20 W computing;
+    # job 0 ends at 5, job 1 at 6.
+    cur = current_table((2e9, 10.0, 30.0), (2e9, 10.0, 30.0))
+    account = EnergyAccount(cur, nb_jobs=2)
+    assert (account.power, account.wattmin, account.energy(1.0)) == (20.0, 20.0, 20.0)
+    account.first_submission(1.0)
+    account.computation_started(0, np.array([0]), 1.0, idle=10.0, comp=30.0)
+    account.delay_started(1, np.array([1]), 2.0)
+    assert account.host_power().tolist() == [30.0, 10.0]
+    assert account.energy(3.0) == 100.0  # [0, 1] 20 W + [1, 3] 40 W
+    assert account.catch_up(0, 3.0) == 60.0  # 2 s at 30 W
+    account.switch_hosts(np.array([0]), np.array([5.0]))
+    cur[:, [0]] = [[1e9], [5.0], [20.0]]  # what the engine does between the two calls
+    assert account.wattmin == 15.0
+    account.rewatt(0, idle=5.0, power=20.0)
+    account.end_switch(3.0)
+    assert (account.power, account.energy(5.0)) == (30.0, 160.0)  # + [3, 5] (20 + 10) W
+    assert account.host_power().tolist() == [20.0, 10.0]
+    account.job_ended(0, np.array([0]), 5.0, computed=True)
+    assert account.host_power().tolist() == [5.0, 10.0]
+    account.job_ended(1, np.array([1]), 6.0, computed=False)
+    assert account.job_energy.tolist() == [100.0, 40.0]  # 60 + 2 s x 20 W; 4 s x 10 W
+    assert (account.first_submission_energy, account.last_completion_energy) == (20.0, 175.0)
+    assert account.energy(6.0) == 175.0  # + [5, 6] (5 + 10) W
+
+
+def test_recorder_rows_by_hand():
+    cur = current_table((1e9, 10.0, 10.0))
+    account = EnergyAccount(cur, nb_jobs=1)
+    recorder = Recorder(1, account)
+    recorder.job_started(2.0, 1)
+    recorder.switching(3.0)
+    account.switch_hosts(np.array([0]), np.array([4.0]))
+    cur[:, [0]] = [[1e8], [4.0], [4.0]]
+    recorder.switched(3.0, (0,), 1, 1)
+    account.end_switch(3.0)
+    recorder.job_ended(5.0, 0)
+    assert recorder.machine_states == [(2.0, 0, 1), (3.0, 0, 1), (5.0, 1, 0)]
+    assert recorder.pstate_changes == [(3.0, (0,), -1), (3.0, (0,), 1)]
+    # energy 10 W up to 3 s, 4 W after; wattmin changes between the two 'p' rows
+    assert recorder.energy_log == [(2.0, 20.0, "s", 10.0), (3.0, 30.0, "p", 10.0),
+                                   (3.0, 30.0, "p", 4.0), (5.0, 38.0, "e", 4.0)]
+
+
+def test_recorder_without_energy_keeps_no_energy_rows():
+    recorder = Recorder(3, None)
+    recorder.job_started(0.0, 2)
+    recorder.switching(1.0)
+    recorder.switched(1.0, (2,), 0, 2)
+    recorder.job_ended(4.0, 0)
+    assert recorder.machine_states == [(0.0, 1, 2), (1.0, 1, 2), (4.0, 3, 0)]
+    assert recorder.pstate_changes == [(1.0, (2,), -1), (1.0, (2,), 0)]
+    assert recorder.energy_log == []
