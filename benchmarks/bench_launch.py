@@ -15,11 +15,14 @@ asserted in tests.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The examples name the public traces as $HDEEPRM_SHARED/traces/... (default: ../shared).
+os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
 DEFAULT = ["examples/quickstart.json", "examples/kth_sp2_first_high_gflops.json",
            "examples/sdsc_sp2_gaia_first_high_gflops.json"]
 

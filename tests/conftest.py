@@ -9,6 +9,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: The workplace's read-only data folder (../shared next to the checkout), or $HDEEPRM_SHARED.
 SHARED = Path(os.environ.get("HDEEPRM_SHARED", ROOT.parent / "shared"))
+# The shipped examples name the public traces as $HDEEPRM_SHARED/traces/...
+os.environ["HDEEPRM_SHARED"] = str(SHARED)
 TRACES = SHARED / "traces"
 GOLDEN = SHARED / "batsim-golden"
 REFERENCE = SHARED / "reference" / "hdeeprm-original"

@@ -22,7 +22,9 @@ An options file is JSON::
                    "mem_bw_choices": [4, 8, 12, 16, 20, 24]}   # HDeepRM addition: SWF conversion
     }
 
-Relative paths are resolved against the options file's folder. Unknown keys
+Paths may use environment variables (``$HDEEPRM_SHARED/traces/KTH.swf.gz``: the
+shipped examples find the public traces this way) and ``~``; relative paths
+are resolved against the options file's folder. Unknown keys
 are rejected with the closest valid name. The structure is validated with
 ``jsonschema``; errors name the file and the key path. Every default lives in
 :class:`Options` (the conversion defaults come from
@@ -36,6 +38,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -236,6 +240,22 @@ def _error_message(err: jsonschema.ValidationError, path: str) -> str:
     return f"{where}: {err.message}"
 
 
+def _resolve_path(value: str, base: Path, name: str, source: str) -> str:
+    """An options path made absolute: ``$VARS`` and ``~`` expanded, then relative to ``base``.
+
+    Raises:
+        OptionsError: the path names an environment variable that is not set.
+    """
+    if not value:
+        return ""
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    unset = re.search(r"\$\{?(\w+)", expanded)
+    if unset:
+        raise OptionsError(f"{name} uses ${unset.group(1)}, which is not set: export {unset.group(1)} "
+                           f"(e.g. the folder holding the traces) or write the path itself", path=source)
+    return str((base / expanded).resolve())
+
+
 def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
     """Validate an options dict and resolve it into :class:`Options`.
 
@@ -259,7 +279,7 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
         if node is _MISSING:
             continue
         if name in ("workload_file_path", "platform_file_path"):
-            node = str((base / node).resolve()) if node else ""
+            node = _resolve_path(node, base, name, source)
         elif name == "mem_bw_choices":
             node = [float(x) for x in node]
         elif name in _FLOATS:

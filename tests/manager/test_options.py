@@ -4,7 +4,7 @@ import json
 import pytest
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.config.options import load_options, parse_options
+from hdeeprm.config.options import Options, load_options, parse_options
 from hdeeprm.decision.actions import VOID, action_index
 
 
@@ -52,3 +52,37 @@ def test_malformed_json_names_the_line(tmp_path):
 def test_missing_file():
     with pytest.raises(OptionsError, match=r"options file not found \(nope.json\)"):
         load_options("nope.json")
+
+
+def test_example_paths_use_the_shared_variable_not_a_fixed_relative_path(monkeypatch, tmp_path):
+    """The shipped examples find the public traces through $HDEEPRM_SHARED (no ../../shared)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("HDEEPRM_SHARED", str(tmp_path / "data"))
+    options = load_options(root / "examples" / "learning" / "kth_window.json")
+    assert options.workload_file_path == str(tmp_path / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz")
+    monkeypatch.delenv("HDEEPRM_SHARED")
+    path = root / "examples" / "kth_sp2_first_high_gflops.json"
+    with pytest.raises(OptionsError, match=re.escape(
+            "workload_file_path uses $HDEEPRM_SHARED, which is not set: export HDEEPRM_SHARED (e.g. the folder "
+            f"holding the traces) or write the path itself ({path})")):
+        load_options(path)
+
+
+def test_every_default_is_written_once():
+    """Options' defaults are the registries' and the SWF conversion's (one source)."""
+    from hdeeprm.decision.contention import DEFAULT_CONTENTION_MODEL
+    from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY
+    from hdeeprm.env.reward import DEFAULT_OBJECTIVE
+    from hdeeprm.workload import convert
+
+    o = Options()
+    assert (o.objective, o.observation, o.queue_sensitivity, o.contention) == (
+        DEFAULT_OBJECTIVE, DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, DEFAULT_CONTENTION_MODEL)
+    assert (o.actual_work, o.profile_type, o.default_mem, o.enforce_walltime, tuple(o.mem_bw_choices)) == (
+        convert.DEFAULT_ACTUAL_WORK, convert.DEFAULT_PROFILE_TYPE, convert.DEFAULT_MEM,
+        convert.DEFAULT_ENFORCE_WALLTIME, convert.DEFAULT_MEM_BW_CHOICES)
+    parsed = parse_options({"seed": 7})
+    assert parsed.given == {"seed"} and parsed.to_dict() == {**o.to_dict(), "seed": 7, "given": ["seed"]}
