@@ -34,7 +34,7 @@ setup(
         # a current pyzmq: see README.rst ("Real Batsim and PyBatsim") for the install line.
         "batsim": ["pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7"],
         "sb3": ["stable-baselines3>=2.3"],
-        "test": ["pytest>=7", "pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7",
+        "test": ["pytest>=7", "ruff>=0.6", "pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7",
                  "stable-baselines3>=2.3"],
     },
     entry_points={

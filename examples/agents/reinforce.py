@@ -25,6 +25,6 @@ class REINFORCEAgent(PolicyLearningAgent):
         super().__init__(gamma, hidden, action_size, observation_size, **kwargs)
 
     def build_policy(self) -> nn.Module:
-        """observation → hidden (tanh) → logits."""
+        """Observation → hidden (tanh) → logits."""
         return nn.Sequential(nn.Linear(self.observation_size, self.hidden), nn.Tanh(),
                              nn.Linear(self.hidden, self.action_size))

@@ -216,7 +216,8 @@ _KEY_PATHS: dict[tuple[str, ...], str] = {
 _FLOATS = {"queue_sensitivity", "lr", "gamma", "default_mem"}
 _INTS = {"seed", "nb_resources", "nb_jobs", "first_job", "hidden"}
 #: Options that only say how an SWF trace is converted (the ``workload`` block).
-SWF_CONVERSION_OPTIONS: tuple[str, ...] = tuple(name for path, name in _KEY_PATHS.items() if path[0] == "workload")
+SWF_CONVERSION_OPTIONS: tuple[str, ...] = tuple(name for path, name in _KEY_PATHS.items()
+                                                 if path[0] == "workload")
 _MISSING = object()
 
 

@@ -96,7 +96,8 @@ class CoreSelector:
     def _ordered(self, job: Job, order: np.ndarray, cand: np.ndarray, cap: np.ndarray | None):
         cores = order[cand[order]]
         if cap is not None:
-            cores = cores[_rank_in_group(self.resources.hierarchy.core_node[cores]) < cap[self.resources.hierarchy.core_node[cores]]]
+            nodes = self.resources.hierarchy.core_node[cores]
+            cores = cores[_rank_in_group(nodes) < cap[nodes]]
         if cores.size < job.res:
             return None
         return cores[:job.res]

@@ -165,7 +165,11 @@ def _read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
 
 
 def check_positive_int(value: Any, what: str, path: str | None, line: int | None = None) -> int:
-    """Return ``value`` if it is an integer >= 1, else raise PlatformError "<what> must be a positive integer, got <value>"."""
+    """Return ``value`` if it is an integer >= 1.
+
+    Raises:
+        PlatformError: "<what> must be a positive integer, got <value>".
+    """
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PlatformError(f"{what} must be a positive integer, got {value!r}", path, line)
     return value

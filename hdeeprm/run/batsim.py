@@ -34,11 +34,14 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
     """Simulate with a real Batsim binary; returns the metrics summary.
 
     Args:
-        hierarchy, workload, options: The run's inputs.
+        hierarchy: The platform.
+        workload: The jobs.
+        options: The run's options (action set, seed, contention model).
         agent: Decides at every decision point.
         outdir: Output folder (inputs for Batsim are written there too).
         batsim: Name or path of the ``batsim`` binary (or a stand-in such as ``hdeeprm-batsim``).
-        observer, reward: As in :func:`hdeeprm.run.episode.run_episode`.
+        observer: Builds the agent's observation, or None.
+        reward: The objective given to the agent after each action, or None.
 
     Raises:
         HDeepRMError: no binary found, PyBatsim missing, or Batsim failed (quoting its log).

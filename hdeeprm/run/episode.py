@@ -127,7 +127,9 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
     """Simulate ``workload`` once on the embedded engine with ``agent`` deciding.
 
     Args:
-        hierarchy, workload, options: The run's inputs (``options.actions`` and ``options.seed``).
+        hierarchy: The platform.
+        workload: The jobs.
+        options: The run's options (``actions`` and ``seed`` are used).
         agent: Decides at every decision point (:func:`hdeeprm.run.loop.decide`).
         record: Keep the logs needed by the Batsim-format outputs.
         observer: Builds the agent's observation (float32, (observation_size,)), or None.

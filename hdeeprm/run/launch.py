@@ -81,7 +81,8 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
         options: An :class:`Options` or the path of an options file.
         agent_path: The user's agent file, or None for the options' classic policy pair.
         custom_workload: A Batsim JSON workload replacing the options' (``-cw``).
-        inmodel, outmodel: Checkpoints to load before and save after (``-im``, ``-om``).
+        inmodel: Checkpoint to load before the first episode (``-im``).
+        outmodel: Checkpoint to save after the last episode (``-om``).
         nb_runs: Episodes to run (``-nr``), >= 1.
         outdir: Output folder, created if needed.
         quiet: No progress bar.

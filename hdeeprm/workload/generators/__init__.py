@@ -1,0 +1,1 @@
+"""Synthetic workload generators (SWF output), e.g. the Lublin-Feitelson model."""
