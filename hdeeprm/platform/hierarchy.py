@@ -1,6 +1,6 @@
 """The static resource hierarchy of a platform and the pstate model of its cores.
 
-HDeepRM's heterogeneity layer (DESIGN.md section 4) sees a platform as
+HDeepRM's heterogeneity layer (``docs/model.rst``, "Heterogeneity layer") sees a platform as
 clusters -> nodes -> processors -> cores, where every core is one resource
 (one Batsim/SimGrid host). :class:`ResourceHierarchy` stores that tree as flat
 numpy arrays built for fast policy look-ups: the cores of one processor are
