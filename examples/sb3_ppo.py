@@ -25,7 +25,7 @@ def make_env(jobs: int, seed: int = 0):
     """The environment of this example."""
     import gymnasium
 
-    import hdeeprm.env.environment  # noqa: F401  (registers hdeeprm/HDeepRM-v0)
+    import hdeeprm  # noqa: F401  (registers hdeeprm/HDeepRM-v0)
 
     return gymnasium.make("hdeeprm/HDeepRM-v0", platform=ROOT / "platforms" / "kth_sp2.json",
                           workload=ROOT / "workloads" / "lublin_500_100.swf", nb_jobs=jobs, seed=seed,
