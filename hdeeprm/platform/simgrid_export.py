@@ -20,10 +20,11 @@ Layout (SimGrid platform DTD 4.1):
 
 By default the network is ideal (every link 0 s latency, 1000 TBps), so
 Batsim's protocol messages take no measurable simulated time and
-simultaneous events stay in one message (batsim-golden/README.md). With
-``network="library"`` the private links and cluster backbones take the
-bandwidth of the cluster's ``local_links`` type and its latency, and the
-global backbone those of ``global_links`` (clusters without links stay ideal).
+simultaneous events stay in one message (docs/engine.rst, "Same-instant
+event order"). With ``network="library"`` the private links and cluster
+backbones take the bandwidth of the cluster's ``local_links`` type and its
+latency, and the global backbone those of ``global_links`` (clusters without
+links stay ideal).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Only what the embedded engine needs is read: compute hosts, their pstate speeds,
 pstate and energy properties. Links, routes and zones are ignored (the engine models an ideal
 network). Sources: SimGrid 3.32 platform description
 (https://simgrid.org/doc/latest/XML_reference.html), its host-energy plugin
-(``wattage_per_state``), and Batsim's host numbering (batsim-golden/README.md, "Host ids").
+(``wattage_per_state``), and Batsim's host numbering (docs/engine.rst, "Host numbering").
 
 * ``<host id speed pstate>`` with ``<prop id value>`` children;
 * ``<cluster prefix radical suffix speed>``: one host per number of ``radical``

@@ -111,7 +111,8 @@ def job_in_state(jobs: Sequence[Job], state: Sequence[JobState], job: Job, wante
     return i
 
 
-def host_ids(hosts: Sequence[int], nb_hosts: int, job: Job | None) -> tuple[tuple[int, ...], np.ndarray]:
+def host_ids(hosts: Sequence[int], nb_hosts: int,
+             job: Job | None) -> tuple[tuple[int, ...], np.ndarray]:
     """Validate the host ids of a decision about ``job`` (None: a pstate switch).
 
     Args:

@@ -4,7 +4,7 @@ Every compute host draws, at every instant, the Idle wattage of its current psta
 AllCores wattage while a ``parallel_homogeneous`` job computes on it; a ``delay`` job computes
 nothing, so its hosts stay at Idle. The rules, and where they come from, are in
 ``docs/engine.rst``, "Energy accounting"; SimGrid's plugin is documented at
-https://simgrid.org/doc/latest/Plugins.html#host-energy.
+https://simgrid.org/doc/latest/Plugins.html (section "Host Energy Plugin").
 
 The bookkeeping is lazy, so that nothing is done per idle host:
 
@@ -48,6 +48,12 @@ def total(values: np.ndarray) -> float:
 
 class EnergyAccount:
     """Cumulated energy of the platform and of each running job.
+
+    The engine calls :meth:`delay_started` or :meth:`computation_started` when a job starts,
+    :meth:`job_ended` when it ends, and around a pstate switch: :meth:`catch_up` for every
+    running job on the switched hosts, :meth:`switch_hosts` for every group of hosts (before
+    it updates ``cur``), :meth:`rewatt` for every such job (after), then :meth:`end_switch`.
+    All times are in seconds and never go backwards.
 
     Args:
         cur: The engine's current-pstate table, float64 (3, nb_hosts) (rows :data:`SPEED`,
@@ -107,7 +113,11 @@ class EnergyAccount:
         return np.where(self.computing, cur[COMP], cur[IDLE])
 
     def first_submission(self, now: float) -> None:
-        """The first jobs are submitted at ``now`` (s): keep the platform energy then."""
+        """The first jobs are submitted: keep the platform energy then.
+
+        Args:
+            now: Time of the first submission in seconds.
+        """
         self.first_submission_energy = self.offset + self.power * now
 
     def delay_started(self, i: int, idx: np.ndarray, now: float) -> None:
@@ -145,10 +155,14 @@ class EnergyAccount:
         self._job_power[i] = comp
 
     def catch_up(self, i: int, now: float) -> float:
-        """Bring running job ``i``'s energy up to ``now`` (s) at the power its hosts draw.
+        """Bring running job ``i``'s energy up to ``now`` at the power its hosts draw.
+
+        Args:
+            i: Job index (a running job).
+            now: Time in seconds, not before the job's last update.
 
         Returns:
-            Joules of the job's hosts since its start.
+            Joules drawn by the job's hosts since its start.
         """
         e = self._job_e[i] + self._job_power[i] * (now - self._job_t[i])
         self._job_e[i] = e
@@ -156,7 +170,7 @@ class EnergyAccount:
         return e
 
     def job_ended(self, i: int, idx: np.ndarray, now: float, computed: bool) -> None:
-        """Job ``i`` ends at ``now`` (s): record its energy; computing hosts fall back to Idle.
+        """Job ``i`` ends: record its energy; its hosts fall back to their Idle wattage.
 
         Args:
             i: Job index.
@@ -201,7 +215,11 @@ class EnergyAccount:
         self._job_idle[i] = idle
 
     def end_switch(self, now: float) -> None:
-        """Apply the platform power change of the switch under way, at ``now`` (s)."""
+        """Apply the platform power change of the pstate switch under way.
+
+        Args:
+            now: Time of the switch in seconds.
+        """
         delta = self._d_idle + self._d_power
         self._d_idle = self._d_power = 0.0
         self.offset -= delta * now

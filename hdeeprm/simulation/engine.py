@@ -256,7 +256,7 @@ class Engine:
 
     # ------------------------------------------------------------------ job life cycle
     def _summarise(self, idx: np.ndarray) -> tuple[float, float, float]:
-        """Lockstep speed (min FLOP/s), total Idle and total AllCores wattage (W) of hosts ``idx``."""
+        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of hosts ``idx``."""
         block = self._cur[:, idx]
         if len(idx) <= SMALL:  # Python's min/sum over lists beat numpy's fixed reduction cost
             speed, idle, comp = block.tolist()
@@ -527,7 +527,12 @@ class Engine:
         return self._n_busy
 
     def power(self) -> np.ndarray:
-        """Current power of each host in watts, float64 (nb_hosts,) (a copy; zeros without energy)."""
+        """Current power of each host.
+
+        Returns:
+            Watts, float64 (nb_hosts,), a new array (zeros without energy); see docs/engine.rst,
+            "Energy accounting".
+        """
         if self._account is None:
             return np.zeros(self._n_hosts)
         return self._account.host_power()
@@ -549,20 +554,21 @@ class Engine:
         end = self._wall_end if self._wall_end is not None else _wallclock.perf_counter()
         sim_time = 0.0 if self._wall_start is None else end - self._wall_start
         account, recorder = self._account, self._recorder
+        no_energy = account is None
         return SimulationResult(
             workload=self._workload,
             host_names=tuple(h.name for h in self._hosts),
-            energy=account is not None,
+            energy=not no_energy,
             state=list(self.state),
             start_time=self.start_time.copy(),
             finish_time=self.finish_time.copy(),
             allocation=list(self.allocation),
-            consumed_energy=(np.full(len(self._jobs), np.nan) if account is None
+            consumed_energy=(np.full(len(self._jobs), np.nan) if no_energy
                              else account.job_energy.copy()),
             reasons=dict(self._reasons),
             completion_order=list(self._completion_order),
-            first_submission_energy=math.nan if account is None else account.first_submission_energy,
-            last_completion_energy=math.nan if account is None else account.last_completion_energy,
+            first_submission_energy=math.nan if no_energy else account.first_submission_energy,
+            last_completion_energy=math.nan if no_energy else account.last_completion_energy,
             nb_grouped_switches=self._grouped_switches,
             nb_machine_switches=self._machine_switches,
             initial_pstates=self._initial_pstates.copy(),

@@ -42,24 +42,45 @@ class Recorder:
         self.energy_log.append((now, account.energy(now), kind, account.wattmin))
 
     def job_started(self, now: float, nb_busy: int) -> None:
-        """A job started at ``now`` (s); ``nb_busy`` hosts now run a job."""
+        """A job started: a machine-state row, and an ``'s'`` energy row.
+
+        Args:
+            now: Start time in seconds.
+            nb_busy: Number of hosts that run a job, this one included.
+        """
         self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
         if self._energy is not None:
             self._log_energy(now, "s")
 
     def job_ended(self, now: float, nb_busy: int) -> None:
-        """A job ended at ``now`` (s); ``nb_busy`` hosts still run a job."""
+        """A job ended: a machine-state row, and an ``'e'`` energy row.
+
+        Args:
+            now: End time in seconds.
+            nb_busy: Number of hosts that still run a job.
+        """
         self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
         if self._energy is not None:
             self._log_energy(now, "e")
 
     def switching(self, now: float) -> None:
-        """A pstate switch is about to happen at ``now`` (s): the energy row before it."""
+        """A group of hosts is about to switch pstate: the ``'p'`` energy row before it.
+
+        Args:
+            now: Time of the switch in seconds.
+        """
         if self._energy is not None:
             self._log_energy(now, "p")
 
     def switched(self, now: float, hosts: tuple[int, ...], pstate: int, nb_busy: int) -> None:
-        """Hosts ``hosts`` switched to ``pstate`` at ``now`` (s); ``nb_busy`` hosts run a job."""
+        """A group of hosts switched pstate: two pstate rows, a machine-state row, a ``'p'`` row.
+
+        Args:
+            now: Time of the switch in seconds.
+            hosts: The host ids switched.
+            pstate: Their new pstate.
+            nb_busy: Number of hosts that run a job.
+        """
         self.pstate_changes.append((now, hosts, -1))
         self.pstate_changes.append((now, hosts, pstate))
         self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
