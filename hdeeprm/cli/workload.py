@@ -20,8 +20,9 @@ from collections.abc import Sequence
 
 from hdeeprm.cli import guarded
 from hdeeprm.errors import OptionsError
-from hdeeprm.workload.convert import (DEFAULT_MEM_BW_CHOICES, format_report, swf_to_workload,
-                                      write_report)
+from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
+                                      DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
+                                      PROFILE_TYPE_CHOICES, format_report, swf_to_workload, write_report)
 
 PROG = "hdeeprm-workload"
 
@@ -56,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("-o", "--output", required=True, help="Batsim JSON workload to write")
     conv.add_argument("--platform", help="HDeepRM platform JSON giving --nb-cores and "
                       "--reference-speed (explicit flags win)")
-    conv.add_argument("--nb-cores", type=_positive_int, help="cores of the target platform")
+    conv.add_argument("--nb-cores", type=_positive_int,
+                      help="cores of the target platform (default: the trace header's MaxProcs)")
     conv.add_argument("--reference-speed", type=_positive_float,
                       help="FLOP/s of the reference core (turns trace seconds into FLOP)")
     conv.add_argument("--nb-jobs", type=_non_negative_int, help="usable jobs to keep (all)")
@@ -64,15 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="usable jobs to pass over first (0)")
     conv.add_argument("--time-window", type=float, nargs=2, metavar=("T0", "T1"),
                       help="keep submit times (SWF field 2, s) in [T0, T1)")
-    conv.add_argument("--actual-work", choices=("runtime", "tsafrir"), default="runtime",
+    conv.add_argument("--actual-work", choices=ACTUAL_WORK_CHOICES, default=DEFAULT_ACTUAL_WORK,
                       help="actual work: trace run time, or requested time x Tsafrir ratio")
-    conv.add_argument("--profile-type", choices=("parallel_homogeneous", "delay"),
-                      default="parallel_homogeneous", help="Batsim profile type")
-    conv.add_argument("--default-mem", type=float, default=0.0,
+    conv.add_argument("--profile-type", choices=PROFILE_TYPE_CHOICES,
+                      default=DEFAULT_PROFILE_TYPE, help="Batsim profile type")
+    conv.add_argument("--default-mem", type=float, default=DEFAULT_MEM,
                       help="MB per core for jobs without memory data (0 = unconstrained)")
     conv.add_argument("--mem-bw-choices", type=float, nargs="+",
                       default=list(DEFAULT_MEM_BW_CHOICES), metavar="GBPS",
                       help="memory bandwidth values drawn per job, GB/s per core")
+    conv.add_argument("--enforce-walltime", action=argparse.BooleanOptionalAction,
+                      default=DEFAULT_ENFORCE_WALLTIME,
+                      help="kill jobs that run longer than their requested time (SWF field 9); "
+                           "default: no, as hdeeprm-launch and the original HDeepRM")
     conv.add_argument("--seed", type=int, default=0, help="seed of the random draws (0)")
     conv.add_argument("--name", default="w0", help="workload name (w0)")
     conv.add_argument("--report", help="also write the report here (.csv or .json); default "
@@ -100,7 +106,12 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
         nb_cores = int(platform.nb_cores) if nb_cores is None else nb_cores
         speed = float(platform.reference_speed) if speed is None else speed
     if nb_cores is None:
-        raise OptionsError("--nb-cores (or --platform) is required")
+        from hdeeprm.workload.swf import read_swf_header
+
+        nb_cores = read_swf_header(args.trace).max_procs
+        if nb_cores is None or nb_cores < 1:
+            raise OptionsError(f"the trace header has no MaxProcs: pass --nb-cores or --platform ({args.trace})")
+        print(f"{nb_cores} cores, from the trace header's MaxProcs")
     if speed is None:
         if args.profile_type == "delay":
             speed = 0.0
@@ -117,7 +128,8 @@ def _convert(args: argparse.Namespace) -> None:
         args.trace, nb_cores=nb_cores, reference_speed=speed, nb_jobs=args.nb_jobs,
         first_job=args.first_job, time_window=tuple(args.time_window) if args.time_window else None,
         actual_work=args.actual_work, profile_type=args.profile_type, default_mem=args.default_mem,
-        mem_bw_choices=args.mem_bw_choices, seed=args.seed, name=args.name)
+        mem_bw_choices=args.mem_bw_choices, seed=args.seed, name=args.name,
+        enforce_walltime=args.enforce_walltime)
     write_batsim_workload(workload, args.output, nb_res=nb_cores)
     report_path = args.report or os.path.splitext(args.output)[0] + ".report.json"
     write_report(workload.report, report_path)

@@ -52,12 +52,9 @@ from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVI
 from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import suggest
-try:  # TEMPORARY until the conversion constants land
-    from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
-                                          DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE)
-except ImportError:
-    from hdeeprm.workload.convert import ACTUAL_WORK_CHOICES, DEFAULT_MEM_BW_CHOICES
-    DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME, DEFAULT_MEM, DEFAULT_PROFILE_TYPE = "runtime", False, 0.0, "parallel_homogeneous"
+from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
+                                      DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
+                                      PROFILE_TYPE_CHOICES)
 
 #: The repository's quickstart inputs (``hdeeprm-launch examples/quickstart.json`` and the
 #: Gymnasium environment made without arguments): a 104-core heterogeneous slice of UniLu
@@ -105,7 +102,7 @@ SCHEMA: dict[str, Any] = {
         "workload": {"type": "object", "additionalProperties": False, "properties": {
             "actual_work": {"enum": list(ACTUAL_WORK_CHOICES)},
             "first_job": {"type": "integer", "minimum": 0},
-            "profile_type": {"enum": ["parallel_homogeneous", "delay"]},
+            "profile_type": {"enum": list(PROFILE_TYPE_CHOICES)},
             "default_mem": {"type": "number", "minimum": 0},
             "enforce_walltime": {"type": "boolean"},
             "mem_bw_choices": {"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0}},

@@ -1,4 +1,9 @@
-"""SWF trace -> :class:`~hdeeprm.workload.model.Workload` (DESIGN.md section 3).
+"""SWF trace -> :class:`~hdeeprm.workload.model.Workload`.
+
+SWF fields as defined by the Parallel Workloads Archive
+(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html; Chapin et al.,
+"Benchmarks and standards for the evaluation of parallel job schedulers",
+JSSPP 1999).
 
 Rules, per SWF record (fields numbered as in the SWF v2.2 definition):
 
@@ -95,6 +100,16 @@ TSAFRIR_PROBABILITIES: np.ndarray = np.array(
 
 #: Memory bandwidth values (GB/s per core) the original HDeepRM drew from.
 DEFAULT_MEM_BW_CHOICES: tuple[float, ...] = (4.0, 8.0, 12.0, 16.0, 20.0, 24.0)
+#: Actual work of a job by default: its real run time (SWF field 4), the trace's truth.
+DEFAULT_ACTUAL_WORK = "runtime"
+#: Batsim profile type of converted jobs by default (the job computes; pstates matter).
+DEFAULT_PROFILE_TYPE = PARALLEL_HOMOGENEOUS
+#: Memory per core (MB) of jobs without memory data (fields 10 and 7) by default: none.
+DEFAULT_MEM = 0.0
+#: Whether the requested time (field 9) becomes a walltime that kills, by default: no, as the
+#: original HDeepRM (the requested time is the estimate policies see; contention slows jobs
+#: down and must not kill them).
+DEFAULT_ENFORCE_WALLTIME = False
 
 ACTUAL_WORK_CHOICES = ("runtime", "tsafrir")
 PROFILE_TYPE_CHOICES = (PARALLEL_HOMOGENEOUS, DELAY)
@@ -166,10 +181,11 @@ def _token(value: float) -> str:
 def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, nb_cores: int,
                         reference_speed: float, nb_jobs: int | None = None, first_job: int = 0,
                         time_window: tuple[float, float] | None = None,
-                        actual_work: str = "runtime",
-                        profile_type: str = PARALLEL_HOMOGENEOUS, default_mem: float = 0.0,
+                        actual_work: str = DEFAULT_ACTUAL_WORK,
+                        profile_type: str = DEFAULT_PROFILE_TYPE, default_mem: float = DEFAULT_MEM,
                         mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
-                        name: str = "w0", source: str = "", enforce_walltime: bool = True) -> Workload:
+                        name: str = "w0", source: str = "",
+                        enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME) -> Workload:
     """Convert SWF records to a workload (the engine of :func:`swf_to_workload`).
 
     Args:
@@ -245,10 +261,10 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
 
 def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: float,
                     nb_jobs: int | None = None, first_job: int = 0,
-                    time_window: tuple[float, float] | None = None, actual_work: str = "runtime",
-                    profile_type: str = PARALLEL_HOMOGENEOUS, default_mem: float = 0.0,
+                    time_window: tuple[float, float] | None = None, actual_work: str = DEFAULT_ACTUAL_WORK,
+                    profile_type: str = DEFAULT_PROFILE_TYPE, default_mem: float = DEFAULT_MEM,
                     mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
-                    name: str = "w0", enforce_walltime: bool = True) -> Workload:
+                    name: str = "w0", enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME) -> Workload:
     """Read an SWF trace and convert it to a workload, following the module's rules.
 
     Args:

@@ -47,7 +47,7 @@ def test_kth_statistics():
 
 def test_stats_of_a_batsim_json_workload(tmp_path):
     from hdeeprm.workload.batsim_json import write_batsim_workload
-    workload = swf_to_workload(SHIPPED, nb_cores=100, reference_speed=1e10)
+    workload = swf_to_workload(SHIPPED, nb_cores=100, reference_speed=1e10, enforce_walltime=True)
     path = tmp_path / "w.json"
     write_batsim_workload(workload, path)
     stats = trace_stats(path)
@@ -106,7 +106,8 @@ def test_cli_convert_with_platform_and_csv_report(tmp_path, capsys):
     (["stats", "{tmp}/missing.swf"], "SWF trace not found ({tmp}/missing.swf)"),
     (["stats", "{tmp}/bad.swf"],
      "field 5 (allocated processors) must be an integer, got 'four' ({tmp}/bad.swf:2)"),
-    (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json"], "--nb-cores (or --platform) is required"),
+    (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json"],
+     "the trace header has no MaxProcs: pass --nb-cores or --platform ({tmp}/bad.swf)"),
     (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json", "--nb-cores", "4"],
      "--reference-speed (or --platform) is required for parallel_homogeneous profiles"),
 ])
@@ -132,3 +133,14 @@ def test_cli_as_a_process(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "hdeeprm.cli.workload", "stats", "nope.swf"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
     assert (bad.returncode, bad.stderr) == (2, "hdeeprm-workload: error: SWF trace not found (nope.swf)\n")
+
+
+def test_convert_defaults_to_the_header_maxprocs_and_enforces_walltime_on_request(tmp_path, capsys):
+    """No --nb-cores: the PWA header's MaxProcs (100 here); walltimes only with --enforce-walltime."""
+    out = tmp_path / "w.json"
+    assert main(["convert", str(SHIPPED), "-o", str(out), "--reference-speed", "1e10"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "100 cores, from the trace header's MaxProcs"
+    data = json.loads(out.read_text())
+    assert data["nb_res"] == 100 and "walltime" not in data["jobs"][0]
+    assert main(["convert", str(SHIPPED), "-o", str(out), "--reference-speed", "1e10", "--enforce-walltime"]) == 0
+    assert json.loads(out.read_text())["jobs"][0]["walltime"] == 61
