@@ -17,7 +17,9 @@ LINE = re.compile(r"\] (Sending|Received) '(.*)'$")
 
 
 def _transcript(path):
-    """(direction, JSON text) of each line of a golden transcript_head.log."""
+    """(direction, JSON text) of each line of a golden transcript_head.log (skips without the data)."""
+    if not path.is_file():
+        pytest.skip(f"golden transcript not found at {path}")
     out = []
     for line in path.read_text().splitlines():
         kind, text = LINE.search(line).groups()
