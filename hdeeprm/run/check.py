@@ -12,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 from hdeeprm.decision.manager import WorkloadManager
-from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
+from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.workload.convert import FLAGGED_TOO_LARGE, KEPT
 from hdeeprm.workload.model import Workload
 
 
@@ -60,27 +61,65 @@ def check_submit_times_sorted(hierarchy: ResourceHierarchy, workload: Workload) 
 
 
 def check_pstates(hierarchy: ResourceHierarchy, workload: Workload) -> list[str]:
-    """Every core has the four pstates with positive speeds and non-negative powers."""
+    """Every host's pstate table is usable: finite, P0 computes, speeds never rise, powers >= 0.
+
+    Reads the host specs the simulators receive (:meth:`ResourceHierarchy.host_specs`):
+    per host, speeds (FLOP/s) and idle/computing wattages (W) of equal length, all finite,
+    a positive P0 speed, speeds non-increasing from P0, no negative wattage.
+    """
     out = []
-    if len(PSTATE_SPEED_FACTORS) != len(PSTATE_POWER_FACTORS):
-        out.append("pstate speed and power tables differ in length")
-    if (hierarchy.core_speed <= 0).any():
-        out.append(f"{int((hierarchy.core_speed <= 0).sum())} cores have a non-positive peak speed: fix "
-                   "clock_rate or dpflops_per_cycle of their processor type")
-    if (hierarchy.core_power < 0).any():
-        out.append("some cores have a negative power: fix the processor type's power")
+    for h in hierarchy.host_specs():
+        speeds = np.asarray(h.speeds, dtype=np.float64)
+        idle = np.asarray(h.idle_watts, dtype=np.float64)
+        comp = np.asarray(h.computing_watts, dtype=np.float64)
+        if not (speeds.size == idle.size == comp.size > 0):
+            problem = (f"has {speeds.size} speeds but {idle.size} idle and {comp.size} computing wattages: "
+                       "give every pstate a speed and both wattages")
+        elif not (np.isfinite(speeds).all() and np.isfinite(idle).all() and np.isfinite(comp).all()):
+            problem = "has a non-finite speed or wattage: fix its processor type's clock_rate, " \
+                      "dpflops_per_cycle or power"
+        elif speeds[0] <= 0:
+            problem = (f"computes at {speeds[0]:g} FLOP/s in P0: fix its processor type's clock_rate or "
+                       "dpflops_per_cycle")
+        elif (np.diff(speeds) > 0).any():
+            problem = f"has speeds that rise after P0 ({speeds.tolist()}): order pstates fastest first"
+        elif (idle < 0).any() or (comp < 0).any():
+            problem = "has a negative wattage: fix its processor type's power"
+        else:
+            continue
+        out.append(f"host {h.name} {problem}")
+        if len(out) == 10:
+            break
     return out
 
 
 def check_report(hierarchy: ResourceHierarchy, workload: Workload) -> list[str]:
-    """Every SWF job was kept or reported with a reason (no silent drop)."""
+    """The conversion report accounts for every job: counts add up and match the workload.
+
+    ``kept`` must equal the workload's jobs; every count must be a non-negative integer;
+    altered and flagged counts cannot exceed ``kept``; the jobs flagged as larger than
+    the platform must be exactly the workload's jobs that ask for more cores than it has.
+    """
     report = dict(workload.report)
     if not report:
         return []
-    kept = report.get("kept")
+    out = [f"the conversion report's '{key}' must be a non-negative integer, got {value!r}: re-convert the trace"
+           for key, value in report.items() if isinstance(value, bool) or not isinstance(value, int) or value < 0]
+    kept = report.get(KEPT)
     if kept is not None and kept != len(workload.jobs):
-        return [f"the conversion report says {kept} jobs were kept but the workload has {len(workload.jobs)}"]
-    return []
+        out.append(f"the conversion report says {kept} jobs were kept but the workload has {len(workload.jobs)}: "
+                   "re-convert the trace")
+    for key, value in report.items():
+        if kept is not None and key.startswith(("altered", "flagged")) and isinstance(value, int) and value > kept:
+            out.append(f"the conversion report counts {value} jobs as '{key}' but only {kept} were kept: "
+                       "re-convert the trace")
+    if FLAGGED_TOO_LARGE in report:
+        too_large = sum(job.res > hierarchy.nb_cores for job in workload.jobs)
+        if report[FLAGGED_TOO_LARGE] != too_large:
+            out.append(f"the conversion report flags {report[FLAGGED_TOO_LARGE]} jobs as larger than the platform "
+                       f"but {too_large} ask for more than its {hierarchy.nb_cores} cores: convert the trace for "
+                       "this platform")
+    return out
 
 
 #: The checks ``hdeeprm-check`` runs, in order.
