@@ -62,7 +62,10 @@ def speed_attribute(speeds: Sequence[float]) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def wattage_attribute(idle: Sequence[float], computing: Sequence[float]) -> str:
-    """SimGrid >= 3.28 ``wattage_per_state``: one ``Idle:AllCores`` pair (W) per pstate, comma-separated (tuples, cached)."""
+    """SimGrid >= 3.28 ``wattage_per_state``: one ``Idle:AllCores`` pair (W) per pstate, comma-separated.
+
+    Args are tuples (the result is cached).
+    """
     return ",".join(f"{fmt_number(i)}:{fmt_number(c)}" for i, c in zip(idle, computing))
 
 

@@ -1,4 +1,4 @@
-"""Reader of SimGrid XML platforms (the ``-p`` input of Batsim) into :class:`HostSpec` lists.
+r"""Reader of SimGrid XML platforms (the ``-p`` input of Batsim) into :class:`HostSpec` lists.
 
 Only what the embedded engine needs is read: compute hosts, their pstate speeds, initial
 pstate and energy properties. Links, routes and zones are ignored (the engine models an ideal

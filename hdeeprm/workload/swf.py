@@ -119,7 +119,7 @@ class SWFRecord(NamedTuple):
 
 @dataclass
 class SWFHeader:
-    """The ``;`` header of an SWF trace.
+    r"""The ``;`` header of an SWF trace.
 
     Attributes:
         fields: ``Key -> value`` of the ``; Key: value`` lines, in file order. A key

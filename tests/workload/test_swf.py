@@ -19,7 +19,7 @@ GOOD = "1 0 5 100 4 -1 -1 4 3600 -1 1 3 1 -1 -1 -1 -1 -1"
 
 def _trace(tmp_path, *job_lines: str, name: str = "t.swf"):
     path = tmp_path / name
-    path.write_text("; Version: 2.2\n; MaxProcs: 8\n" + "".join(l + "\n" for l in job_lines))
+    path.write_text("; Version: 2.2\n; MaxProcs: 8\n" + "".join(line + "\n" for line in job_lines))
     return path
 
 

@@ -1,0 +1,1 @@
+"""The second simulator: Batsim's protocol codec, the Batsim-protocol server and the PyBatsim adapter."""
