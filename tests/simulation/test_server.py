@@ -162,7 +162,7 @@ def test_export_prefix_is_split_like_batsims():
     assert split_export_prefix("runs/b/") == (Path("runs/b"), "out")
 
 
-def test_cli_rejects_unsupported_profiles_and_bad_options(tmp_path, capsys):
+def test_cli_rejects_unsupported_profiles(tmp_path, capsys):
     if not GOLDEN.is_dir():
         pytest.skip(f"golden data not found at {GOLDEN}")
     case = GOLDEN / "small-mixed"
@@ -170,6 +170,9 @@ def test_cli_rejects_unsupported_profiles_and_bad_options(tmp_path, capsys):
                         str(case / "test_various_profile_types.json"), "-e", str(tmp_path / "out")])
     assert code == 2
     assert "hdeeprm-batsim: error:" in capsys.readouterr().err
+
+
+def test_cli_rejects_bad_options(capsys):
     with pytest.raises(SystemExit) as exit_:
         batsim_main(["-p", "x.xml", "-w", "a.json", "-w", "b.json"])
     assert exit_.value.code == 2
