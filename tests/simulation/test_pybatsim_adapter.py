@@ -1,23 +1,31 @@
 """HDeepRM decision code driving a Batsim binary through the PyBatsim adapter.
 
 ``hdeeprm-batsim`` stands in for the binary; the same test runs against a real
-``batsim`` when one is on PATH.
+``batsim`` when one is on PATH. The adapter's own logic is also tested with a
+stand-in for PyBatsim's ``Batsim`` object (no socket, no PyBatsim).
 """
 from __future__ import annotations
 
 import csv
+import re
 import shutil
+import subprocess
+import sys
 from collections import deque
+from types import SimpleNamespace
 
 import pytest
+from procset import ProcSet
 
-from hdeeprm.errors import HDeepRMError
-from hdeeprm.simulation.batsim.pybatsim_adapter import find_batsim, run_with_batsim
+from hdeeprm.errors import HDeepRMError, ProtocolError, SimulationError, WorkloadError
+from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.platform.simgrid_reader import read_simgrid_platform
+from hdeeprm.simulation.batsim.pybatsim_adapter import (PYBATSIM_INSTALL, PyBatsimAdapter,
+                                                        find_batsim, load_pybatsim,
+                                                        run_with_batsim)
 from hdeeprm.workload.batsim_json import read_batsim_workload
+from hdeeprm.workload.model import Job, Profile, Workload
 from tests.conftest import GOLDEN
-
-pytest.importorskip("batsim.batsim", reason="pybatsim is not installed")
 
 CASE = GOLDEN / "energy-micro"
 BINARIES = [
@@ -52,10 +60,20 @@ def fcfs_factory(nb_hosts, calls):
     return factory
 
 
-@pytest.mark.parametrize("binary", BINARIES)
-def test_fcfs_on_the_port_reproduces_batsims_fcfs_run(tmp_path, binary):
+def exact(message):
+    """A pytest.raises ``match`` pattern that accepts ``message`` and nothing else."""
+    return f"^{re.escape(message)}$"
+
+
+def _need_pybatsim_and_golden():
+    pytest.importorskip("batsim.batsim", reason="pybatsim is not installed")
     if not GOLDEN.is_dir():
         pytest.skip(f"golden data not found at {GOLDEN}")
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_fcfs_on_the_port_reproduces_batsims_fcfs_run(tmp_path, binary):
+    _need_pybatsim_and_golden()
     hosts = read_simgrid_platform(CASE / "platform.xml")
     workload = read_batsim_workload(CASE / "workload.json")
     calls = []
@@ -88,22 +106,181 @@ def test_fcfs_on_the_port_reproduces_batsims_fcfs_run(tmp_path, binary):
 
 def test_missing_batsim_binary_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(HDeepRMError) as err:
+    with pytest.raises(HDeepRMError, match=exact("no `batsim` binary found on PATH; install "
+                                                 "Batsim 4.2.1 or pass --batsim PATH")):
         find_batsim("batsim")
-    assert str(err.value) == ("no `batsim` binary found on PATH; install Batsim 4.2.1 or pass "
-                              "--batsim PATH")
-    with pytest.raises(HDeepRMError, match="batsim binary '/nowhere/batsim' not found"):
+    with pytest.raises(HDeepRMError, match=exact("batsim binary '/nowhere/batsim' not found or "
+                                                 "not executable; install Batsim 4.2.1 or pass "
+                                                 "--batsim PATH")):
         find_batsim("/nowhere/batsim")
 
 
 def test_a_failing_batsim_is_reported_with_its_log(tmp_path):
     """hdeeprm-batsim refuses a profile with communication: the run fails fast, not hangs."""
-    if not GOLDEN.is_dir():
-        pytest.skip(f"golden data not found at {GOLDEN}")
+    _need_pybatsim_and_golden()
     sm = GOLDEN / "small-mixed"
     workload = read_batsim_workload(sm / "test_delays.json")
-    with pytest.raises(HDeepRMError) as err:
-        run_with_batsim(workload, sm / "small_platform.xml", sm / "test_various_profile_types.json",
-                        fcfs_factory(4, []), batsim="hdeeprm-batsim", outdir=tmp_path,
-                        energy=False, timeout=30)
-    assert str(err.value).startswith("Batsim failed (exit code 2): hdeeprm-batsim: error:")
+    refused = sm / "test_various_profile_types.json"
+    try:  # the reader's own message, which hdeeprm-batsim prints and the adapter quotes
+        read_batsim_workload(refused)
+    except WorkloadError as exc:
+        reason = str(exc)
+    else:
+        pytest.fail(f"{refused} was read without error")
+    binary = shutil.which("hdeeprm-batsim")
+    message = (f"Batsim failed (exit code 2): hdeeprm-batsim: error: {reason} (command: {binary} "
+               f"-p {sm / 'small_platform.xml'} -w {refused} -s tcp://127.0.0.1:PORT "
+               f"-e {tmp_path / 'out'})")
+    with pytest.raises(HDeepRMError, match=exact(message).replace("PORT", r"\d+")):
+        run_with_batsim(workload, sm / "small_platform.xml", refused, fcfs_factory(4, []),
+                        batsim="hdeeprm-batsim", outdir=tmp_path, energy=False, timeout=30)
+
+
+# ---------------------------------------------------------------- without PyBatsim or sockets
+def test_importing_hdeeprm_and_the_adapter_does_not_need_pybatsim():
+    code = ("import sys; sys.modules['batsim'] = None; import hdeeprm, "
+            "hdeeprm.simulation.batsim.pybatsim_adapter, hdeeprm.simulation.batsim.server, "
+            "hdeeprm.cli.batsim; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+
+
+def test_missing_pybatsim_gives_the_install_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "batsim.batsim", None)
+    with pytest.raises(HDeepRMError, match=exact(
+            f"pybatsim cannot be imported (import of batsim.batsim halted; None in sys.modules); "
+            f"install it with: {PYBATSIM_INSTALL}")):
+        load_pybatsim()
+    assert PYBATSIM_INSTALL.endswith("pip install --no-deps pybatsim==3.2.1")
+
+
+class FakeBatsim:
+    """Stands in for PyBatsim's ``Batsim`` object: the attributes and commands the adapter uses."""
+
+    def __init__(self, nb_hosts):
+        self.nb_compute_resources = nb_hosts
+        self.no_more_static_jobs = False
+        self.jobs = {}
+        self.now = 0.0
+        self.sent = []
+
+    def time(self):
+        return self.now
+
+    def execute_job(self, pyjob):
+        self.sent.append(("EXECUTE_JOB", pyjob.id, str(pyjob.allocation)))
+
+    def reject_jobs(self, pyjobs):
+        self.sent.append(("REJECT_JOB", [j.id for j in pyjobs]))
+
+    def kill_jobs(self, pyjobs):
+        self.sent.append(("KILL_JOB", [j.id for j in pyjobs]))
+
+    def set_resource_state(self, resources, state):
+        self.sent.append(("SET_RESOURCE_STATE", str(resources), state))
+
+    def wake_me_up_at(self, when):
+        self.sent.append(("CALL_ME_LATER", when))
+
+    def submit(self, adapter, job_id):
+        self.jobs[job_id] = pyjob = SimpleNamespace(id=job_id, allocation=None)
+        adapter.onJobSubmission(pyjob)
+        return pyjob
+
+
+HOSTS2 = [HostSpec("h0", (2e9, 1e9), (10.0, 5.0), (20.0, 10.0)),
+          HostSpec("h1", (2e9, 1e9), (10.0, 5.0), (20.0, 10.0))]
+
+
+def _adapter(jobs, hosts=HOSTS2, is_alive=None):
+    calls = []
+
+    def factory(port):
+        return lambda now, submitted, completed: calls.append(
+            (now, [j.id for j in submitted], [j.id for j in completed]))
+    adapter = PyBatsimAdapter(Workload(jobs, nb_res=2), factory, hosts=hosts, is_alive=is_alive)
+    adapter.bs = FakeBatsim(2)
+    adapter.onSimulationBegins()
+    return adapter, calls
+
+
+def test_the_adapter_batches_a_message_and_commands_through_bs():
+    ph = Profile("ph", "parallel_homogeneous", cpu=8e9)
+    jobs = [Job(0, "a", 0.0, 2, -1.0, ph), Job(1, "b", 0.0, 1, -1.0, Profile("d", "delay", delay=4.0)),
+            Job(2, "c", 0.0, 1, -1.0, ph)]
+    adapter, calls = _adapter(jobs)
+    bs = adapter.bs
+    adapter.onBeforeEvents()
+    a, b, c = (bs.submit(adapter, f"w0!{x}") for x in "abc")
+    adapter.onNoMoreEvents()
+    assert calls == [(0.0, ["a", "b", "c"], [])]
+    adapter.execute_job(jobs[0], [0, 1])
+    adapter.reject_job(jobs[2], "too big")
+    adapter.call_me_later(2.0)
+    assert bs.sent == [("EXECUTE_JOB", "w0!a", "0-1"), ("REJECT_JOB", ["w0!c"]), ("CALL_ME_LATER", 2.0)]
+    assert adapter.rejected == {2: "too big"} and adapter.start_time == {0: 0.0}
+    bs.now = 2.0
+    adapter.onRequestedCall()
+    adapter.onNoMoreEvents()                   # a call alone makes a batch
+    assert calls[-1] == (2.0, [], [])
+    assert adapter.progress(jobs[0]) == 0.5    # 8 GFLOP at 2 GFLOP/s: 2 s of 4
+    adapter.set_pstate([0], 1)                 # host 0 now 1 GFLOP/s: estimated 8 s in all
+    assert bs.sent[-1] == ("SET_RESOURCE_STATE", "0", 1)
+    assert adapter.progress(jobs[0]) == 0.25 and adapter.progress(jobs[1]) == 0.0
+    assert adapter.has_pending_events()        # a runs, static jobs may still come
+    adapter.onMachinePStateChanged((0, 0), "1")
+    adapter.onNoMoreEvents()                   # an acknowledgement alone makes no batch
+    assert len(calls) == 2
+    bs.now = 9.0
+    a.finish_time, a.job_state = 9.0, SimpleNamespace(name="COMPLETED_SUCCESSFULLY")
+    adapter.onJobCompletion(a)
+    adapter.onNoMoreJobsInWorkloads()
+    bs.no_more_static_jobs = True
+    adapter.onNoMoreEvents()
+    assert calls[-1] == (9.0, [], ["a"])
+    assert (adapter.final_state, adapter.finish_time, adapter.progress(jobs[0])) == (
+        {0: "COMPLETED_SUCCESSFULLY"}, {0: 9.0}, 1.0)
+    assert not adapter.has_pending_events() and adapter.nb_batches == 3
+    adapter.onReportEnergyConsumed(123.5)
+    adapter.onSimulationEnds()
+    assert adapter.consumed_energy == 123.5 and adapter.ended
+
+
+def test_a_killed_job_ends_now_with_completed_killed():
+    jobs = [Job(0, "a", 0.0, 1, -1.0, Profile("d", "delay", delay=10.0))]
+    adapter, calls = _adapter(jobs)
+    a = adapter.bs.submit(adapter, "w0!a")
+    adapter.onNoMoreEvents()
+    adapter.execute_job(jobs[0], [1])
+    adapter.kill_job(jobs[0])
+    assert adapter.bs.sent[-1] == ("KILL_JOB", ["w0!a"])
+    adapter.bs.now = 3.0
+    adapter.onJobsKilled([a])
+    adapter.onNoMoreEvents()
+    assert calls[-1] == (3.0, [], ["a"])
+    assert adapter.final_state == {0: "COMPLETED_KILLED"} and adapter.finish_time == {0: 3.0}
+
+
+def test_the_adapter_names_what_it_cannot_handle():
+    jobs = [Job(0, "a", 0.0, 1, -1.0, Profile("d", "delay", delay=1.0))]
+    adapter, _ = _adapter(jobs, is_alive=lambda: False)
+    with pytest.raises(ProtocolError, match=exact(
+            "Batsim submitted job 'w1!a', which is not in workload 'w0' ()")):
+        adapter.onJobSubmission(SimpleNamespace(id="w1!a"))
+    with pytest.raises(SimulationError, match=exact("job 'w0!a' was not submitted by Batsim")):
+        adapter.execute_job(jobs[0], [0])
+    with pytest.raises(SimulationError, match=exact("Batsim stopped before the end of the "
+                                                    "simulation")):
+        adapter.onDeadlock()
+    with pytest.raises(ProtocolError, match=exact(
+            "Batsim sent ADD_RESOURCES, which HDeepRM's decision system does not handle (no "
+            "dynamic resources, job messages or external events)")):
+        adapter.onAddResources(ProcSet(3))
+    with pytest.raises(AttributeError, match=exact(
+            "'PyBatsimAdapter' object has no attribute 'onSomethingElse'")):
+        adapter.onSomethingElse()
+    adapter.bs.nb_compute_resources = 3
+    with pytest.raises(ProtocolError, match=exact("Batsim has 3 compute resources, the HDeepRM "
+                                                  "platform 2")):
+        adapter.onSimulationBegins()

@@ -9,7 +9,7 @@ import pytest
 from procset import ProcSet
 
 from hdeeprm.cli.batsim import main as batsim_main
-from hdeeprm.errors import ProtocolError, SimulationError
+from hdeeprm.errors import ProtocolError, SimulationError, WorkloadError
 from hdeeprm.simulation.batsim import protocol as P
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.platform.hosts import HostSpec
@@ -20,6 +20,11 @@ from hdeeprm.workload.model import Job, Profile, Workload
 from tests.conftest import GOLDEN
 
 LINE = re.compile(r"\] (Sending|Received) '(.*)'$")
+
+
+def exact(message):
+    """A pytest.raises ``match`` pattern that accepts ``message`` and nothing else."""
+    return f"^{re.escape(message)}$"
 
 
 def _session(case, platform, workload, energy=True):
@@ -135,15 +140,29 @@ def test_bad_replies_are_named():
     s = _small([Job(0, "a", 0.0, 1, -1.0, d1)], energy=False)
     s.start()
     s.answer(_reply(0.0))
-    with pytest.raises(ProtocolError, match="EXECUTE_JOB names job 'w0!zz', which is not in "
-                                            "workload 'w0'"):
+    with pytest.raises(ProtocolError, match=exact("EXECUTE_JOB names job 'w0!zz', which is not "
+                                                  "in workload 'w0'")):
         s.answer(_reply(0.0, P.ExecuteJob("w0!zz", ProcSet(0))))
-    with pytest.raises(ProtocolError, match=r"QUERY consumed_energy needs energy simulation "
-                                            r"\(start the server with -E\)"):
+    with pytest.raises(ProtocolError, match=exact("QUERY consumed_energy needs energy simulation "
+                                                  "(start the server with -E)")):
         s.answer(_reply(0.0, P.Query()))
-    with pytest.raises(ProtocolError, match="event type 'REGISTER_JOB' is not supported"):
+    with pytest.raises(ProtocolError, match=exact(
+            "event type 'REGISTER_JOB' is not supported by HDeepRM's Batsim server (supported: "
+            "CALL_ME_LATER, EXECUTE_JOB, KILL_JOB, NOTIFY, QUERY, REJECT_JOB, SET_RESOURCE_STATE)")):
         s.answer(json.dumps({"now": 0.0, "events": [
             {"timestamp": 0.0, "type": "REGISTER_JOB", "data": {"job_id": "w0!x"}}]}))
+
+
+def test_the_reply_to_simulation_ends_must_be_empty():
+    s = _small([Job(0, "a", 0.0, 1, -1.0, Profile("d1", "delay", delay=1.0))])
+    s.start()
+    s.answer(_reply(0.0))
+    s.answer(_reply(0.0, P.ExecuteJob("w0!a", ProcSet(0))))  # -> NOTIFY
+    s.answer(_reply(0.0))                                     # -> JOB_COMPLETED at 1 s
+    assert _decode(s.answer(_reply(1.0)))[1] == [P.SimulationEnds(1.0)]
+    with pytest.raises(ProtocolError, match=exact("the reply to SIMULATION_ENDS must have no "
+                                                  "event, got 1")):
+        s.answer(_reply(1.0, P.CallMeLater(5.0)))
 
 
 def test_jobs_left_waiting_forever_are_reported():
@@ -151,8 +170,9 @@ def test_jobs_left_waiting_forever_are_reported():
     s.start()
     s.answer(_reply(0.0))                  # JOB_SUBMITTED, scheduler does nothing
     s.answer(_reply(0.0))                  # NOTIFY
-    with pytest.raises(SimulationError, match=r"no event left but 1 job\(s\) never finished "
-                                              r"\(first: 'w0!a', 1 resources\)"):
+    with pytest.raises(SimulationError, match=exact(
+            "the simulation has no event left but 1 job(s) never finished (first: 'w0!a', 1 "
+            "resources): the decision process left them waiting")):
         s.answer(_reply(0.0))
 
 
@@ -166,14 +186,25 @@ def test_cli_rejects_unsupported_profiles(tmp_path, capsys):
     if not GOLDEN.is_dir():
         pytest.skip(f"golden data not found at {GOLDEN}")
     case = GOLDEN / "small-mixed"
-    code = batsim_main(["-p", str(case / "small_platform.xml"), "-w",
-                        str(case / "test_various_profile_types.json"), "-e", str(tmp_path / "out")])
+    workload = case / "test_various_profile_types.json"
+    try:  # the reader's own message, quoted by the command line
+        read_batsim_workload(workload)
+    except WorkloadError as exc:
+        reason = str(exc)
+    else:
+        pytest.fail(f"{workload} was read without error")
+    code = batsim_main(["-p", str(case / "small_platform.xml"), "-w", str(workload),
+                        "-e", str(tmp_path / "out")])
     assert code == 2
-    assert "hdeeprm-batsim: error:" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"hdeeprm-batsim: error: {reason}\n"
+    assert "'parallel'" in reason and str(workload) in reason
 
 
-def test_cli_rejects_bad_options(capsys):
-    with pytest.raises(SystemExit) as exit_:
-        batsim_main(["-p", "x.xml", "-w", "a.json", "-w", "b.json"])
-    assert exit_.value.code == 2
-    assert "exactly one -w workload is supported, got 2" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, message", [
+    (["-w", "b.json"], "exactly one -w workload is supported, got 2"),
+    (["--timeout", "0"], "--timeout must be > 0 seconds, got 0.0"),
+])
+def test_cli_rejects_bad_options(capsys, argv, message):
+    with pytest.raises(SystemExit, match=exact("2")):
+        batsim_main(["-p", "x.xml", "-w", "a.json", *argv])
+    assert capsys.readouterr().err.splitlines()[-1] == f"hdeeprm-batsim: error: {message}"
