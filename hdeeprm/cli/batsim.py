@@ -20,7 +20,11 @@ from hdeeprm.simulation.batsim.server import DEFAULT_ENDPOINT
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``hdeeprm-batsim``."""
+    """The argument parser of ``hdeeprm-batsim`` (Batsim 4.2.1's flags; ``--timeout`` in seconds).
+
+    Returns:
+        The parser; it exits with code 2 on a bad command line.
+    """
     p = argparse.ArgumentParser(
         prog="hdeeprm-batsim",
         description="Serve a simulation of HDeepRM's embedded engine to a Batsim decision process "
@@ -45,7 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``hdeeprm-batsim``; returns the exit code."""
+    """Entry point of ``hdeeprm-batsim``.
+
+    Args:
+        argv: Command-line arguments without the program name (``None`` = ``sys.argv[1:]``).
+
+    Returns:
+        0 when the simulation is done and its outputs written, 1 when it failed (a
+        decision the engine refuses, a protocol error, no reply in time), 2 for bad
+        input (platform, workload, endpoint).
+
+    Raises:
+        SystemExit: With code 2 for a bad command line (argparse), or 0 for ``--help``.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if len(args.workload) != 1:

@@ -3,8 +3,8 @@
 They drive :class:`hdeeprm.simulation.engine.Engine` directly, taking their decisions once
 per batch, like the pybatsim schedulers did once per Batsim message (``onNoMoreEvents``):
 
-* :func:`run_fcfs` = ``batsim-golden/kth2000-delay/fcfsRef.py`` (also used by energy-micro);
-* :func:`run_pstate_fcfs` = ``batsim-golden/hetero-ptask/pstateFcfs.py``.
+* :func:`run_fcfs` = the kth2000-delay run's ``fcfsRef.py`` (also used by energy-micro);
+* :func:`run_pstate_fcfs` = the hetero-ptask run's ``pstateFcfs.py``.
 """
 from __future__ import annotations
 

@@ -9,8 +9,6 @@ from procset import ProcSet
 
 from hdeeprm.errors import ProtocolError
 from hdeeprm.simulation.batsim import protocol as P
-from hdeeprm.platform.hosts import HostSpec
-from hdeeprm.workload.model import Job, Profile
 from tests.conftest import GOLDEN
 
 LINE = re.compile(r"\] (Sending|Received) '(.*)'$")
@@ -174,23 +172,3 @@ def test_malformed_messages():
             "JOB_COMPLETED, JOB_KILLED, JOB_SUBMITTED, NOTIFY, REQUESTED_CALL, "
             "RESOURCE_STATE_CHANGED, SIMULATION_BEGINS, SIMULATION_ENDS)")):
         P.decode_events({"now": 1.0, "events": [{"timestamp": 1.0, "type": "JOB_STARTED"}]})
-
-
-def test_helpers_build_begins_and_submissions_from_hdeeprm_objects():
-    hosts = [HostSpec("h00", (4e9,), (20.0,), (20.0,), 0, {"group": "4Gf"}),
-             HostSpec("h01", (4e9,), (20.0,), (20.0,))]
-    res = P.resources_from_hosts(hosts)
-    assert res == [P.Resource(0, "h00", "idle", {"role": "", "group": "4Gf"}),
-                   P.Resource(1, "h01", "idle", {"role": ""})]
-    job = Job(0, "d5_wall5", 0.0, 1, 5.0, Profile("d5", "delay", delay=5.0))
-    assert P.encode_message(0.0, [P.job_submitted(job)])["events"][0]["data"] == {
-        "job_id": "w0!d5_wall5",
-        "job": {"id": "w0!d5_wall5", "subtime": 0.0, "res": 1, "profile": "d5", "walltime": 5.0}}
-    nowall = Job(1, "7", 3.0, 2, -1.0, Profile("p", "parallel_homogeneous", cpu=1e9))
-    assert "walltime" not in P.encode_message(3.0, [P.job_submitted(nowall)])["events"][0]["data"]["job"]
-    assert P.profile_to_json(nowall.profile) == {"type": "parallel_homogeneous", "cpu": 1e9,
-                                                 "com": 0.0}
-    with pytest.raises(ProtocolError, match=exact("profile type must be 'delay' or "
-                                                  "'parallel_homogeneous', got 'composed' "
-                                                  "(profile 'seq')")):
-        P.profile_to_json(Profile("seq", "composed"))

@@ -7,6 +7,7 @@ stand-in for PyBatsim's ``Batsim`` object (no socket, no PyBatsim).
 from __future__ import annotations
 
 import csv
+import os
 import re
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from hdeeprm.simulation.batsim.pybatsim_adapter import (PYBATSIM_INSTALL, PyBats
                                                         run_with_batsim)
 from hdeeprm.workload.batsim_json import read_batsim_workload
 from hdeeprm.workload.model import Job, Profile, Workload
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, ROOT
 
 CASE = GOLDEN / "energy-micro"
 BINARIES = [
@@ -65,15 +66,18 @@ def exact(message):
     return f"^{re.escape(message)}$"
 
 
-def _need_pybatsim_and_golden():
+def _need_pybatsim_and_golden(monkeypatch):
     pytest.importorskip("batsim.batsim", reason="pybatsim is not installed")
     if not GOLDEN.is_dir():
         pytest.skip(f"golden data not found at {GOLDEN}")
+    # hdeeprm-batsim runs as a subprocess: make it import this checkout, whichever is installed.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT),
+                                                                  os.environ.get("PYTHONPATH")])))
 
 
 @pytest.mark.parametrize("binary", BINARIES)
-def test_fcfs_on_the_port_reproduces_batsims_fcfs_run(tmp_path, binary):
-    _need_pybatsim_and_golden()
+def test_fcfs_on_the_port_reproduces_batsims_fcfs_run(tmp_path, monkeypatch, binary):
+    _need_pybatsim_and_golden(monkeypatch)
     hosts = read_simgrid_platform(CASE / "platform.xml")
     workload = read_batsim_workload(CASE / "workload.json")
     calls = []
@@ -115,9 +119,9 @@ def test_missing_batsim_binary_is_a_clear_error(tmp_path, monkeypatch):
         find_batsim("/nowhere/batsim")
 
 
-def test_a_failing_batsim_is_reported_with_its_log(tmp_path):
+def test_a_failing_batsim_is_reported_with_its_log(tmp_path, monkeypatch):
     """hdeeprm-batsim refuses a profile with communication: the run fails fast, not hangs."""
-    _need_pybatsim_and_golden()
+    _need_pybatsim_and_golden(monkeypatch)
     sm = GOLDEN / "small-mixed"
     workload = read_batsim_workload(sm / "test_delays.json")
     refused = sm / "test_various_profile_types.json"
@@ -142,7 +146,7 @@ def test_importing_hdeeprm_and_the_adapter_does_not_need_pybatsim():
             "hdeeprm.simulation.batsim.pybatsim_adapter, hdeeprm.simulation.batsim.server, "
             "hdeeprm.cli.batsim; print('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, cwd=ROOT)
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
 
 

@@ -9,11 +9,12 @@ import pytest
 from procset import ProcSet
 
 from hdeeprm.cli.batsim import main as batsim_main
-from hdeeprm.errors import ProtocolError, SimulationError, WorkloadError
+from hdeeprm.errors import OptionsError, ProtocolError, SimulationError, WorkloadError
 from hdeeprm.simulation.batsim import protocol as P
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.platform.hosts import HostSpec
-from hdeeprm.simulation.batsim.server import BatsimSession, split_export_prefix
+from hdeeprm.simulation.batsim.server import (BatsimSession, job_submitted, profile_to_json,
+                                              resources_from_hosts, serve, split_export_prefix)
 from hdeeprm.platform.simgrid_reader import read_simgrid_platform
 from hdeeprm.workload.batsim_json import read_batsim_workload
 from hdeeprm.workload.model import Job, Profile, Workload
@@ -174,6 +175,36 @@ def test_jobs_left_waiting_forever_are_reported():
             "the simulation has no event left but 1 job(s) never finished (first: 'w0!a', 1 "
             "resources): the decision process left them waiting")):
         s.answer(_reply(0.0))
+
+
+def test_helpers_build_begins_and_submissions_from_hdeeprm_objects():
+    hosts = [HostSpec("h00", (4e9,), (20.0,), (20.0,), 0, {"group": "4Gf"}),
+             HostSpec("h01", (4e9,), (20.0,), (20.0,))]
+    res = resources_from_hosts(hosts)
+    assert res == [P.Resource(0, "h00", "idle", {"role": "", "group": "4Gf"}),
+                   P.Resource(1, "h01", "idle", {"role": ""})]
+    job = Job(0, "d5_wall5", 0.0, 1, 5.0, Profile("d5", "delay", delay=5.0))
+    assert P.encode_message(0.0, [job_submitted(job)])["events"][0]["data"] == {
+        "job_id": "w0!d5_wall5",
+        "job": {"id": "w0!d5_wall5", "subtime": 0.0, "res": 1, "profile": "d5", "walltime": 5.0}}
+    nowall = Job(1, "7", 3.0, 2, -1.0, Profile("p", "parallel_homogeneous", cpu=1e9))
+    assert "walltime" not in P.encode_message(3.0, [job_submitted(nowall)])["events"][0]["data"]["job"]
+    assert profile_to_json(nowall.profile) == {"type": "parallel_homogeneous", "cpu": 1e9,
+                                                 "com": 0.0}
+    with pytest.raises(ProtocolError, match=exact("profile type must be 'delay' or "
+                                                  "'parallel_homogeneous', got 'composed' "
+                                                  "(profile 'seq')")):
+        profile_to_json(Profile("seq", "composed"))
+
+
+def test_a_malformed_endpoint_is_named():
+    pytest.importorskip("zmq")
+    s = _small([Job(0, "a", 0.0, 1, -1.0, Profile("d1", "delay", delay=1.0))])
+    with pytest.raises(OptionsError, match=exact(
+            "socket endpoint must be a ZeroMQ endpoint such as 'tcp://127.0.0.1:28000', got "
+            "'nonsense' (Invalid argument)")):
+        serve(s, "nonsense", timeout=1)
+    assert s.nb_messages == 0
 
 
 def test_export_prefix_is_split_like_batsims():

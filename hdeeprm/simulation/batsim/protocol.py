@@ -1,11 +1,11 @@
 """Pure codec of Batsim's 4.x JSON protocol: message dicts ⇄ typed events.
 
-No socket here (STYLE.md §2): :mod:`hdeeprm.simulation.batsim.server` moves the
-strings over ZeroMQ, this module only turns them into dataclasses and back.
-Every message is ``{"now": float, "events": [{"timestamp", "type", "data"}]}``
-(https://batsim.readthedocs.io/en/latest/protocol.html, Batsim 4.2.1; the
-field layout was checked against the real exchanges kept in
-``batsim-golden/*/*/transcript_head.log``).
+No socket and no state here, so the codec is tested without ZeroMQ:
+:mod:`hdeeprm.simulation.batsim.server` moves the strings over ZeroMQ, this
+module only turns them into dataclasses and back. Every message is
+``{"now": float, "events": [{"timestamp", "type", "data"}]}``, times in
+seconds, with the event layouts of Batsim 4.2.1's protocol documentation
+(https://batsim.readthedocs.io/en/latest/protocol.html).
 
 Two directions:
 
@@ -17,24 +17,23 @@ Two directions:
   (``consumed_energy`` only).
 
 Anything else raises :class:`~hdeeprm.errors.ProtocolError` naming it.
-Resource sets travel as Batsim interval-set strings (``"0-3 5 7-9"``),
-held here as :class:`procset.ProcSet`.
+Resource sets travel as Batsim interval-set strings (``"0-3 5 7-9"``) of
+resource ids (``docs/engine.rst``, "Host numbering"), held here as
+:class:`procset.ProcSet`.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from procset import ProcSet
 
 from hdeeprm.errors import ProtocolError
-from hdeeprm.platform.hosts import HostSpec
-from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile
 
 #: ``config`` object Batsim 4.2.1 sends in SIMULATION_BEGINS with its default
-#: command line (no Redis, no dynamic jobs), as in the golden transcripts.
+#: command line (no Redis, no dynamic jobs, profiles not forwarded on submission).
 DEFAULT_CONFIG: dict[str, Any] = {
     "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
     "redis-prefix": "default", "profiles-forwarded-on-submission": False,
@@ -171,21 +170,35 @@ class ResourceStateChanged:
 
 @dataclass(slots=True)
 class RequestedCall:
-    """REQUESTED_CALL: the time asked for by a CALL_ME_LATER has come."""
+    """REQUESTED_CALL: the time asked for by a CALL_ME_LATER has come.
+
+    Attributes:
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     timestamp: float | None = _ts(False)
 
 
 @dataclass(slots=True)
 class SimulationEnds:
-    """SIMULATION_ENDS: every job is finished; the decision process should reply and stop."""
+    """SIMULATION_ENDS: every job is finished; the decision process should reply and stop.
+
+    Attributes:
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     timestamp: float | None = _ts(False)
 
 
 @dataclass(slots=True)
 class Notify:
-    """NOTIFY (both directions), e.g. ``type="no_more_static_job_to_submit"``."""
+    """NOTIFY (both directions).
+
+    Attributes:
+        type: :data:`NO_MORE_STATIC_JOB` from Batsim; one of
+            :data:`SCHEDULER_NOTIFY_TYPES` from the decision process.
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     type: str
     timestamp: float | None = _ts()
@@ -193,7 +206,13 @@ class Notify:
 
 @dataclass(slots=True)
 class Answer:
-    """ANSWER to a QUERY ``consumed_energy``: total energy of the compute hosts since t = 0, in joules."""
+    """ANSWER to a QUERY ``consumed_energy``.
+
+    Attributes:
+        consumed_energy: Energy of the compute hosts since t = 0, in joules
+            (``docs/engine.rst``, "Energy accounting").
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     consumed_energy: float
     timestamp: float | None = _ts()
@@ -202,7 +221,13 @@ class Answer:
 # --------------------------------------------------------------------------- scheduler → Batsim
 @dataclass(slots=True)
 class ExecuteJob:
-    """EXECUTE_JOB: start ``job_id`` on ``alloc``."""
+    """EXECUTE_JOB: start a job now.
+
+    Attributes:
+        job_id: Full Batsim id, e.g. ``"w0!42"``.
+        alloc: Resource ids to run it on (as many as it requested).
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     job_id: str
     alloc: ProcSet
@@ -211,7 +236,12 @@ class ExecuteJob:
 
 @dataclass(slots=True)
 class RejectJob:
-    """REJECT_JOB: drop a submitted job."""
+    """REJECT_JOB: drop a submitted job.
+
+    Attributes:
+        job_id: Full Batsim id.
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     job_id: str
     timestamp: float | None = _ts()
@@ -219,7 +249,12 @@ class RejectJob:
 
 @dataclass(slots=True)
 class KillJob:
-    """KILL_JOB: kill running jobs (acknowledged by one JOB_KILLED)."""
+    """KILL_JOB: kill running jobs (acknowledged by one JOB_KILLED).
+
+    Attributes:
+        job_ids: Full Batsim ids.
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     job_ids: list[str]
     timestamp: float | None = _ts()
@@ -227,7 +262,12 @@ class KillJob:
 
 @dataclass(slots=True)
 class CallMeLater:
-    """CALL_ME_LATER: ask for a REQUESTED_CALL at ``when`` (seconds)."""
+    """CALL_ME_LATER: ask for a REQUESTED_CALL later.
+
+    Attributes:
+        when: Simulated time of the call, in seconds (the ``data.timestamp`` field).
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     when: float
     timestamp: float | None = _ts()
@@ -235,7 +275,13 @@ class CallMeLater:
 
 @dataclass(slots=True)
 class SetResourceState:
-    """SET_RESOURCE_STATE: switch ``resources`` to pstate ``state``."""
+    """SET_RESOURCE_STATE: switch resources to another pstate.
+
+    Attributes:
+        resources: Resource ids to switch.
+        state: The pstate number (sent as a string, as Batsim expects).
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     resources: ProcSet
     state: int
@@ -244,7 +290,12 @@ class SetResourceState:
 
 @dataclass(slots=True)
 class Query:
-    """QUERY: only ``consumed_energy`` is answered (like Batsim 4.2.1)."""
+    """QUERY: only ``consumed_energy`` is answered (like Batsim 4.2.1).
+
+    Attributes:
+        requests: Names of the requested values (``["consumed_energy"]``).
+        timestamp: Event time in seconds; ``None`` = the message's ``now``.
+    """
 
     requests: list[str] = field(default_factory=lambda: ["consumed_energy"])
     timestamp: float | None = _ts()
@@ -255,49 +306,7 @@ BatsimEvent = Union[SimulationBegins, JobSubmitted, JobCompleted, JobKilled, Res
 Command = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, SetResourceState, Notify, Query]
 
 
-# --------------------------------------------------------------------------- helpers
-def profile_to_json(profile: Profile) -> dict[str, Any]:
-    """Batsim profile object of an HDeepRM :class:`Profile`.
-
-    Args:
-        profile: A ``delay`` or ``parallel_homogeneous`` profile.
-
-    Returns:
-        ``{"type": "delay", "delay": s}`` or
-        ``{"type": "parallel_homogeneous", "cpu": FLOP, "com": bytes}``
-        (Batsim input-workload doc).
-
-    Raises:
-        ProtocolError: For another profile type.
-    """
-    if profile.type == DELAY:
-        return {"type": DELAY, "delay": profile.delay}
-    if profile.type == PARALLEL_HOMOGENEOUS:
-        return {"type": PARALLEL_HOMOGENEOUS, "cpu": profile.cpu, "com": profile.com}
-    raise ProtocolError(f"profile type must be 'delay' or 'parallel_homogeneous', got "
-                        f"{profile.type!r} (profile {profile.name!r})")
-
-
-def resources_from_hosts(hosts: Sequence[HostSpec]) -> list[Resource]:
-    """SIMULATION_BEGINS resources of hosts already in Batsim id order.
-
-    Args:
-        hosts: Compute hosts, index = Batsim id (sorted by name, see
-            :func:`hdeeprm.platform.simgrid_reader.read_simgrid_platform`).
-
-    Returns:
-        One :class:`Resource` per host, state ``idle``, with the host's
-        properties and Batsim's ``role`` property (``""`` for compute hosts).
-    """
-    return [Resource(i, h.name, "idle", {"role": "", **h.properties}) for i, h in enumerate(hosts)]
-
-
-def job_submitted(job: Job, workload_name: str = "w0") -> JobSubmitted:
-    """JOB_SUBMITTED event of a workload job (id prefixed with ``workload_name!``)."""
-    return JobSubmitted(f"{workload_name}!{job.id}", job.profile.name, job.res, job.subtime,
-                        job.walltime)
-
-
+# --------------------------------------------------------------------------- field checks
 def _procset(text: Any, what: str) -> ProcSet:
     if not isinstance(text, str):
         raise ProtocolError(f"{what} must be an interval-set string like '0-3 5', got {text!r}")
@@ -401,7 +410,17 @@ def encode_message(now: float, events: Iterable[BatsimEvent | Command]) -> dict[
 
 
 def dumps_message(now: float, events: Iterable[BatsimEvent | Command]) -> str:
-    """Compact JSON text of :func:`encode_message` (what goes on the socket)."""
+    """Compact JSON text of a message (what goes on the socket).
+
+    Args:
+        now, events: As in :func:`encode_message`.
+
+    Returns:
+        JSON text without spaces.
+
+    Raises:
+        ProtocolError: For an object that is not a protocol event.
+    """
     return json.dumps(encode_message(now, events), separators=(",", ":"))
 
 
@@ -543,9 +562,10 @@ def decode_events(message: str | bytes | Mapping[str, Any]) -> tuple[float, list
         message: JSON text or the parsed object.
 
     Returns:
-        ``(now, events)``.
+        ``(now, events)``: the message's time in seconds and its events in order.
 
     Raises:
-        ProtocolError: Malformed message or unknown event type.
+        ProtocolError: Malformed message, or an event type outside
+            :data:`BATSIM_EVENT_TYPES`, named in the message.
     """
     return _decode(message, _decode_batsim)

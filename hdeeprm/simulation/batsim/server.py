@@ -2,16 +2,17 @@
 
 :class:`BatsimSession` plays Batsim's side of the protocol over an
 :class:`~hdeeprm.simulation.engine.Engine` without any socket: it turns
-engine batches into Batsim messages (:mod:`hdeeprm.simulation.batsim.protocol`)
-and applies the decision process's replies to the engine. :func:`serve`
-moves those messages over ZeroMQ the way Batsim does: Batsim owns a **REQ**
-socket and *connects* to the endpoint, the decision process (pybatsim's
-``Batsim`` class, ``NetworkHandler.bind``) owns a **REP** socket bound there;
-Batsim sends, the scheduler replies, strictly alternating
+engine batches into Batsim messages (:mod:`hdeeprm.simulation.batsim.protocol`;
+:func:`profile_to_json`, :func:`resources_from_hosts` and :func:`job_submitted`
+build the events of HDeepRM objects) and applies the decision process's
+replies to the engine. :func:`serve` moves those messages over ZeroMQ the way
+Batsim does: Batsim owns a **REQ** socket and *connects* to the endpoint, the
+decision process (PyBatsim's ``Batsim`` class) owns a **REP** socket bound
+there; Batsim sends, the scheduler replies, strictly alternating
 (https://batsim.readthedocs.io/en/latest/protocol.html).
 
-Message order follows Batsim 4.2.1 on an ideal network
-(batsim-golden/README.md, "When Batsim delivers events"):
+Message order follows Batsim 4.2.1 on an ideal network, one message per
+simulated instant (``docs/engine.rst``, "Same-instant event order"):
 
 1. SIMULATION_BEGINS alone at t = 0.
 2. One message per instant: every JOB_SUBMITTED (ordered by ``w0!<id>``,
@@ -23,23 +24,79 @@ Message order follows Batsim 4.2.1 on an ideal network
 4. NOTIFY ``no_more_static_job_to_submit`` in its own message right after the
    message holding the last submission; SIMULATION_ENDS alone after the
    last completion.
+
+``tests/simulation/test_server.py`` replays recorded Batsim 4.2.1 exchanges
+against this order. Output files are Batsim's (``docs/engine.rst``, "Output files").
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from procset import ProcSet
 
-from hdeeprm.errors import ProtocolError, SimulationError
+from hdeeprm.errors import HDeepRMError, OptionsError, ProtocolError, SimulationError
 from hdeeprm.simulation.batsim import protocol as P
 from hdeeprm.platform.hosts import HostSpec
-from hdeeprm.workload.model import Job, JobState, Workload
+from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
 
 #: Default endpoint, Batsim's own default port on the loopback interface
 #: (never a wildcard address: the server connects, the scheduler binds).
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
+
+
+# --------------------------------------------------------------------------- HDeepRM objects → events
+def profile_to_json(profile: Profile) -> dict[str, Any]:
+    """Batsim profile object of an HDeepRM :class:`~hdeeprm.workload.model.Profile`.
+
+    Args:
+        profile: A ``delay`` or ``parallel_homogeneous`` profile.
+
+    Returns:
+        ``{"type": "delay", "delay": s}`` or
+        ``{"type": "parallel_homogeneous", "cpu": FLOP, "com": bytes}``
+        (https://batsim.readthedocs.io/en/latest/input-workload.html).
+
+    Raises:
+        ProtocolError: For another profile type.
+    """
+    if profile.type == DELAY:
+        return {"type": DELAY, "delay": profile.delay}
+    if profile.type == PARALLEL_HOMOGENEOUS:
+        return {"type": PARALLEL_HOMOGENEOUS, "cpu": profile.cpu, "com": profile.com}
+    raise ProtocolError(f"profile type must be 'delay' or 'parallel_homogeneous', got "
+                        f"{profile.type!r} (profile {profile.name!r})")
+
+
+def resources_from_hosts(hosts: Sequence[HostSpec]) -> list[P.Resource]:
+    """SIMULATION_BEGINS resources of hosts already in Batsim id order.
+
+    Args:
+        hosts: Compute hosts, index = Batsim id (sorted by name, see
+            :func:`hdeeprm.platform.simgrid_reader.read_simgrid_platform`).
+
+    Returns:
+        One :class:`~hdeeprm.simulation.batsim.protocol.Resource` per host, state
+        ``idle``, with the host's properties and Batsim's ``role`` property
+        (``""`` for compute hosts).
+    """
+    return [P.Resource(i, h.name, "idle", {"role": "", **h.properties}) for i, h in enumerate(hosts)]
+
+
+def job_submitted(job: Job, workload_name: str = "w0") -> P.JobSubmitted:
+    """JOB_SUBMITTED event of a workload job.
+
+    Args:
+        job: The job (submission time and walltime in seconds; walltime < 0 = none).
+        workload_name: Prefix of Batsim's job ids (``"w0"`` gives ``"w0!<job id>"``).
+
+    Returns:
+        The event, stamped with the message's ``now`` when encoded.
+    """
+    return P.JobSubmitted(f"{workload_name}!{job.id}", job.profile.name, job.res, job.subtime,
+                          job.walltime)
 
 
 class BatsimSession:
@@ -86,11 +143,18 @@ class BatsimSession:
 
     # ------------------------------------------------------------------ messages out
     def start(self) -> str:
-        """The SIMULATION_BEGINS message (JSON text), sent alone at t = 0."""
+        """The first message: SIMULATION_BEGINS alone at t = 0.
+
+        Returns:
+            The message's JSON text (resources, workload path, profiles).
+
+        Raises:
+            ProtocolError: A profile type Batsim's protocol cannot carry here.
+        """
         wl = self.workload
         begins = P.SimulationBegins(
-            P.resources_from_hosts(self.hosts), {wl.name: self.workload_path},
-            {wl.name: {name: P.profile_to_json(p) for name, p in wl.profiles.items()}})
+            resources_from_hosts(self.hosts), {wl.name: self.workload_path},
+            {wl.name: {name: profile_to_json(p) for name, p in wl.profiles.items()}})
         return self._send(0.0, [begins])
 
     def _send(self, now: float, events: list) -> str:
@@ -117,7 +181,7 @@ class BatsimSession:
             events: list[P.BatsimEvent] = []
             name = self.workload.name
             for job in batch.submitted:
-                events.append(P.job_submitted(job, name))
+                events.append(job_submitted(job, name))
             self._nb_submitted += len(batch.submitted)
             state = engine.state
             for job in batch.completed:
@@ -221,18 +285,28 @@ def serve(session: BatsimSession, endpoint: str = DEFAULT_ENDPOINT, *,
         Number of messages sent.
 
     Raises:
+        HDeepRMError: pyzmq is not installed (the message gives the install line).
         ProtocolError: No reply within ``timeout`` seconds, or a bad reply.
         SimulationError: A decision the engine refuses.
+        OptionsError: ``endpoint`` is not a ZeroMQ endpoint.
     """
-    import zmq  # a declared dependency of the "batsim" extra; kept out of import time
+    try:  # a dependency of the "batsim" extra, kept out of import time
+        import zmq
+    except ImportError as exc:
+        raise HDeepRMError(f"pyzmq cannot be imported ({exc}); install it with: "
+                           f"pip install \"pyzmq>=25\"") from exc
 
     context = zmq.Context()
     sock = context.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
     if timeout is not None:
         sock.setsockopt(zmq.RCVTIMEO, max(1, int(timeout * 1000)))
-    sock.connect(endpoint)
     try:
+        try:
+            sock.connect(endpoint)
+        except zmq.ZMQError as exc:
+            raise OptionsError(f"socket endpoint must be a ZeroMQ endpoint such as "
+                               f"{DEFAULT_ENDPOINT!r}, got {endpoint!r} ({os.strerror(exc.errno)})") from None
         message = session.start()
         while message is not None:
             if log is not None:
@@ -313,4 +387,5 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
     return result
 
 
-__all__ = ["BatsimSession", "DEFAULT_ENDPOINT", "run_server", "serve", "split_export_prefix"]
+__all__ = ["BatsimSession", "DEFAULT_ENDPOINT", "job_submitted", "profile_to_json",
+           "resources_from_hosts", "run_server", "serve", "split_export_prefix"]
