@@ -4,11 +4,19 @@ Subcommands::
 
     hdeeprm-workload convert TRACE.swf[.gz] -o workload.json --nb-cores N --reference-speed FLOPS
     hdeeprm-workload convert TRACE.swf -o workload.json --platform platform.json
+    hdeeprm-workload convert TRACE.swf -o workload.json --reference-speed FLOPS   # cores: MaxProcs
     hdeeprm-workload stats TRACE.swf[.gz] | workload.json
     hdeeprm-workload generate -o out.swf --nb-jobs N --nb-cores N --seed S
 
 Errors in the inputs are printed on stderr as ``hdeeprm-workload: error: ...`` and the
 exit code is 2 (as argparse's own usage errors), without a traceback.
+
+``convert`` takes every default from :mod:`hdeeprm.workload.convert` (the ``DEFAULT_*``
+constants, shared with ``hdeeprm-launch``), so a trace converts to the same workload
+here and in a run. The platform size is ``--nb-cores``, else the ``--platform``'s cores,
+else the trace header's ``MaxProcs`` (said on the output). ``MaxNodes`` is never used
+instead: it counts nodes, while the SWF job fields count processors, and the two differ
+on machines with SMP nodes.
 """
 from __future__ import annotations
 
@@ -46,7 +54,11 @@ _positive_float = _bounded(float, True, "a positive number")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``hdeeprm-workload`` (exposed for documentation tools)."""
+    """Build the argument parser of ``hdeeprm-workload`` (exposed for documentation tools).
+
+    Returns:
+        The parser, with the ``convert``, ``stats`` and ``generate`` subcommands.
+    """
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -58,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--platform", help="HDeepRM platform JSON giving --nb-cores and "
                       "--reference-speed (explicit flags win)")
     conv.add_argument("--nb-cores", type=_positive_int,
-                      help="cores of the target platform (default: the trace header's MaxProcs)")
+                      help="cores of the target platform (default: --platform's, else the trace "
+                           "header's MaxProcs)")
     conv.add_argument("--reference-speed", type=_positive_float,
                       help="FLOP/s of the reference core (turns trace seconds into FLOP)")
     conv.add_argument("--nb-jobs", type=_non_negative_int, help="usable jobs to keep (all)")
@@ -99,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
+    """Cores and reference speed (FLOP/s) of the conversion: flags, platform, then the header."""
     nb_cores, speed = args.nb_cores, args.reference_speed
     if args.platform and (nb_cores is None or speed is None):
         from hdeeprm.platform import load_platform
@@ -108,9 +122,18 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
     if nb_cores is None:
         from hdeeprm.workload.swf import read_swf_header
 
-        nb_cores = read_swf_header(args.trace).max_procs
+        header = read_swf_header(args.trace)
+        nb_cores = header.max_procs
         if nb_cores is None or nb_cores < 1:
-            raise OptionsError(f"the trace header has no MaxProcs: pass --nb-cores or --platform ({args.trace})")
+            nodes = header.max_nodes
+            if nb_cores is not None:
+                what = f"the trace header's MaxProcs is {nb_cores}"
+            elif nodes is not None:
+                what = (f"the trace header has no MaxProcs (its MaxNodes: {nodes} counts nodes, not the "
+                        "processors the jobs ask for)")
+            else:
+                what = "the trace header has no MaxProcs"
+            raise OptionsError(f"{what}: pass --nb-cores N or --platform platform.json ({args.trace})")
         print(f"{nb_cores} cores, from the trace header's MaxProcs")
     if speed is None:
         if args.profile_type == "delay":

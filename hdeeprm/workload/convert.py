@@ -1,9 +1,14 @@
 """SWF trace -> :class:`~hdeeprm.workload.model.Workload`.
 
-SWF fields as defined by the Parallel Workloads Archive
-(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html; Chapin et al.,
-"Benchmarks and standards for the evaluation of parallel job schedulers",
-JSSPP 1999).
+Sources: the SWF definition of the Parallel Workloads Archive, version 2.2
+(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html; S. J. Chapin et al.,
+"Benchmarks and standards for the evaluation of parallel job schedulers", JSSPP 1999,
+LNCS 1659), and, for what SWF does not give, the original HDeepRM (A. Herrera,
+"HDeepRM: Deep Reinforcement Learning for Workload Management in Heterogeneous
+Clusters", 2019, and its source code) and Batsim's workload format
+(https://batsim.readthedocs.io/en/latest/input-workload.html). Every default is a
+module constant (``DEFAULT_*``), written only here: the options of ``hdeeprm-launch``
+and of ``hdeeprm-workload convert`` import them.
 
 Rules, per SWF record (fields numbered as in the SWF v2.2 definition):
 
@@ -13,18 +18,22 @@ Rules, per SWF record (fields numbered as in the SWF v2.2 definition):
   earliest kept job (the first one in a sorted trace), in seconds.
 * **Run time** (field 4) unknown (-1; SDSC-SP2 has cancelled jobs like that) -> skipped.
   A run time of 0 s is kept.
-* **Requested time** (field 9, the user estimate the scheduler sees) becomes the
-  walltime and ``requested_time``. Missing (-1, or 0) -> the run time is used (a
-  perfect estimate), at least 1 s because a walltime must be positive; counted as
-  altered. Beware: Batsim kills a ``delay`` job whose delay equals its walltime, so
-  with ``delay`` profiles a perfect estimate ends every such job as
+* **Requested time** (field 9, the user estimate the scheduler sees) becomes
+  ``requested_time``, in seconds. Missing (-1, or 0) -> the run time is used (a
+  perfect estimate), at least 1 s; counted as altered. By default
+  (:data:`DEFAULT_ENFORCE_WALLTIME`, False, as the original HDeepRM) a job has no
+  Batsim walltime (``-1``): the requested time is only the estimate policies see, and
+  a job slowed down by contention is not killed. With ``enforce_walltime=True``
+  (Batsim's convention) the requested time is also the walltime. Beware: Batsim kills
+  a ``delay`` job whose delay equals its walltime, so with ``delay`` profiles and
+  enforced walltimes a perfect estimate ends every such job as
   COMPLETED_WALLTIME_REACHED (same timing, success 0).
 * **Actual work**: the trace run time by default (``actual_work="runtime"``); with
   ``"tsafrir"`` it is requested time x r, r drawn from HDeepRM's discrete
   approximation of Tsafrir, Etsion & Feitelson 2007 (:data:`TSAFRIR_RATIOS`,
   :data:`TSAFRIR_PROBABILITIES`: 0.05 ... 1.25, mean 0.5265, 20 % above 1). A job
-  whose actual time exceeds its requested time keeps its walltime: it is killed at
-  its walltime, as on real systems (counted in the report).
+  whose actual time exceeds its requested time is counted in the report: killed at
+  its walltime when walltimes are enforced, run to its end otherwise.
 * **Profiles**: ``parallel_homogeneous`` with ``cpu`` = actual seconds x
   ``reference_speed`` FLOP on each core (named ``ph<FLOP>``), or ``delay`` with
   ``delay`` = actual seconds (named ``d<seconds>``, as Batsim's own converters).
@@ -41,8 +50,11 @@ Selection: ``time_window=(t0, t1)`` keeps records with ``t0 <= submit time < t1`
 (trace seconds, field 2); among the usable records left (not skipped), the first
 ``first_job`` are passed over and the next ``nb_jobs`` kept. The report covers every
 record of the selected span: from just after the ``first_job``-th usable record up to
-the last kept one. Each skipped record is counted once, under its first reason in the
-order above; altered and flagged counts are over kept jobs and may overlap.
+the last kept one, or on to the end of the trace when fewer than ``nb_jobs`` usable
+records were left (always with ``nb_jobs=None``). Each record of the span is either kept or skipped, and each skipped
+record is counted once, under its first reason in the order above, so that ``kept`` +
+the ``skipped`` counts = the records of the span. Altered and flagged counts are over
+kept jobs and may overlap.
 
 Randomness (bandwidth, Tsafrir ratios) comes from :class:`numpy.random.Generator`
 objects spawned from ``seed``: the same seed and inputs give the same workload, and the
@@ -83,10 +95,14 @@ FLAGGED_OVER_WALLTIME = "flagged: actual time exceeds requested time (killed at 
 #: Report key: actual time > requested time, with walltimes not enforced (the job runs to its end).
 FLAGGED_OVER_REQUEST = "flagged: actual time exceeds requested time (walltime not enforced)"
 
-#: Every report key, in the order reports are printed.
+#: Report keys of the records skipped, in the order the rules are applied (a record is
+#: counted under the first that applies).
+SKIPPED_KEYS: tuple[str, ...] = (SKIPPED_NO_SUBMIT_TIME, SKIPPED_NO_SIZE, SKIPPED_NO_RUN_TIME)
+#: Every report key, in the order reports are printed. A report has every key but one of
+#: :data:`FLAGGED_OVER_WALLTIME` (walltimes enforced) and :data:`FLAGGED_OVER_REQUEST` (not).
 REPORT_KEYS: tuple[str, ...] = (
-    KEPT, SKIPPED_NO_SUBMIT_TIME, SKIPPED_NO_SIZE, SKIPPED_NO_RUN_TIME, ALTERED_ALLOCATED_SIZE,
-    ALTERED_NO_REQUESTED_TIME, ALTERED_NO_MEMORY, FLAGGED_TOO_LARGE, FLAGGED_OVER_WALLTIME)
+    KEPT, *SKIPPED_KEYS, ALTERED_ALLOCATED_SIZE, ALTERED_NO_REQUESTED_TIME, ALTERED_NO_MEMORY,
+    FLAGGED_TOO_LARGE, FLAGGED_OVER_WALLTIME, FLAGGED_OVER_REQUEST)
 
 #: actual / requested time ratios of HDeepRM's approximation of Tsafrir et al. 2007:
 #: 0.05, 0.10, ..., 1.25 (25 values, exact multiples of 1/20).
@@ -98,20 +114,33 @@ TSAFRIR_RATIOS: np.ndarray = np.arange(1, 26) / 20.0
 TSAFRIR_PROBABILITIES: np.ndarray = np.array(
     [0.15, 0.09, 0.07] + [0.04] * 5 + [0.03] * 5 + [0.02] * 10 + [0.06, 0.08])
 
-#: Memory bandwidth values (GB/s per core) the original HDeepRM drew from.
+# --- Conversion defaults: written only here. hdeeprm.config.options (hdeeprm-launch) and
+# hdeeprm.cli.workload (hdeeprm-workload convert) import these names, so that the same trace
+# converts to the same workload through the library, the launcher and the command line.
+
+#: Memory bandwidth values (GB/s per core) drawn uniformly per job by default. SWF has no
+#: bandwidth field; these are the values of the original HDeepRM (A. Herrera, 2019), whose
+#: job profiles carry a ``mem_bw`` in GB/s.
 DEFAULT_MEM_BW_CHOICES: tuple[float, ...] = (4.0, 8.0, 12.0, 16.0, 20.0, 24.0)
-#: Actual work of a job by default: its real run time (SWF field 4), the trace's truth.
+#: Actual work of a job by default: its real run time (SWF v2.2 field 4, wall clock seconds),
+#: the trace's record of what happened.
 DEFAULT_ACTUAL_WORK = "runtime"
-#: Batsim profile type of converted jobs by default (the job computes; pstates matter).
+#: Batsim profile type of converted jobs by default: ``parallel_homogeneous``
+#: (https://batsim.readthedocs.io/en/latest/input-workload.html), as the original HDeepRM's
+#: profiles, so that jobs compute FLOP and pstates (contention) change their duration.
 DEFAULT_PROFILE_TYPE = PARALLEL_HOMOGENEOUS
-#: Memory per core (MB) of jobs without memory data (fields 10 and 7) by default: none.
+#: Memory per core (MB) of jobs whose SWF memory fields (10 and 7) are unknown (-1), by
+#: default: 0, meaning no memory constraint (the SWF definition gives no value to assume).
 DEFAULT_MEM = 0.0
-#: Whether the requested time (field 9) becomes a walltime that kills, by default: no, as the
-#: original HDeepRM (the requested time is the estimate policies see; contention slows jobs
-#: down and must not kill them).
+#: Whether the requested time (SWF field 9) becomes a Batsim walltime that kills the job, by
+#: default: no, as the original HDeepRM, whose profiles carry the requested time
+#: (``req_time``) and whose jobs have no walltime. The requested time is the estimate
+#: policies see; a job slowed down by contention runs to its end.
 DEFAULT_ENFORCE_WALLTIME = False
 
+#: Values of ``actual_work``: the trace run time, or requested time x a Tsafrir ratio.
 ACTUAL_WORK_CHOICES = ("runtime", "tsafrir")
+#: Values of ``profile_type`` (Batsim profile types the engine simulates).
 PROFILE_TYPE_CHOICES = (PARALLEL_HOMOGENEOUS, DELAY)
 
 # Column indices of the SWF fields used here (0-based).
@@ -151,7 +180,7 @@ def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
     limit = np.inf if nb_jobs is None else first_job + nb_jobs
     usable_seen = 0
     kept_parts: list[np.ndarray] = []
-    skipped = dict.fromkeys((SKIPPED_NO_SUBMIT_TIME, SKIPPED_NO_SIZE, SKIPPED_NO_RUN_TIME), 0)
+    skipped = dict.fromkeys(SKIPPED_KEYS, 0)
     for values in chunks:
         if usable_seen >= limit:
             break
@@ -277,25 +306,30 @@ def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: 
         first_job: How many usable jobs to pass over first.
         time_window: ``(t0, t1)``: only records with ``t0 <= submit time < t1``
             (seconds, SWF field 2 as written in the trace).
-        actual_work: ``"runtime"`` (trace run time) or ``"tsafrir"`` (requested time x
-            a ratio drawn from :data:`TSAFRIR_PROBABILITIES`).
-        profile_type: ``"parallel_homogeneous"`` or ``"delay"``.
-        default_mem: Memory per core in MB for jobs without memory data (0 = none).
-        mem_bw_choices: Memory bandwidth values in GB/s per core, drawn uniformly.
+        actual_work: ``"runtime"`` (trace run time, the default) or ``"tsafrir"``
+            (requested time x a ratio drawn from :data:`TSAFRIR_PROBABILITIES`).
+        profile_type: ``"parallel_homogeneous"`` (default) or ``"delay"``.
+        default_mem: Memory per core in MB for jobs without memory data (0, the default,
+            = none).
+        mem_bw_choices: Memory bandwidth values in GB/s per core, drawn uniformly
+            (default :data:`DEFAULT_MEM_BW_CHOICES`).
         seed: Seed of the random draws (bandwidth, Tsafrir ratios).
         name: Workload name (Batsim's ``w0``).
-        enforce_walltime: True (Batsim's convention): the requested time is the job's
-            walltime and a job running longer is killed. False: the job has no walltime
-            (``-1``) and the requested time is only the estimate policies see, as in the
-            original HDeepRM (whose profiles carried ``req_time`` but no Batsim walltime),
-            so jobs slowed down by contention are not killed.
+        enforce_walltime: False (the default, :data:`DEFAULT_ENFORCE_WALLTIME`): the job
+            has no walltime (``-1``) and the requested time is only the estimate policies
+            see, as in the original HDeepRM (whose profiles carried ``req_time`` but no
+            Batsim walltime), so jobs slowed down by contention are not killed. True
+            (Batsim's convention): the requested time is also the job's walltime and a job
+            running longer is killed.
 
     Returns:
         The workload: jobs sorted by ``subtime`` (seconds from the earliest kept job),
-        ``id`` = SWF job number, ``res`` in cores, ``walltime`` = ``requested_time`` in
-        seconds, ``mem`` in MB and ``mem_bw`` in GB/s per core; ``report`` maps each
-        key of :data:`REPORT_KEYS` to a count (``"kept"`` + skipped = records in the
-        selected span).
+        ``id`` = SWF job number, ``res`` in cores, ``requested_time`` in seconds,
+        ``walltime`` = ``requested_time`` when ``enforce_walltime`` else ``-1``, ``mem`` in
+        MB and ``mem_bw`` in GB/s per core; ``report`` maps each key of
+        :data:`REPORT_KEYS` but one (:data:`FLAGGED_OVER_REQUEST` when walltimes are
+        enforced, :data:`FLAGGED_OVER_WALLTIME` otherwise) to a count (``"kept"`` +
+        the skipped counts = records in the selected span).
 
     Raises:
         WorkloadError: The trace is missing or malformed (names file, line and field).
@@ -333,6 +367,9 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
         report: Reason -> count, as in :attr:`Workload.report`. Every key is written,
             zeros included, so that files of different runs line up.
         path: File to create or overwrite.
+
+    Raises:
+        OSError: The file cannot be written.
     """
     name = os.fspath(path)
     if name.lower().endswith(".csv"):

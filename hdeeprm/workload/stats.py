@@ -4,6 +4,8 @@ For an SWF trace (read with the fast block reader) or a Batsim JSON workload, co
 jobs and summarise the distributions of size, run time, requested time, memory and
 inter-arrival time by min, mean, median, 90th percentile and max. Unknown values (SWF -1)
 are left out of each distribution; the ``count`` of a summary says how many were known.
+SWF fields and units as in the Parallel Workloads Archive's definition, version 2.2
+(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html).
 """
 from __future__ import annotations
 
@@ -49,7 +51,9 @@ def swf_stats(path: str | os.PathLike) -> dict:
         path: The trace, plain or gzip-compressed.
 
     Returns:
-        ``{"source", "format": "swf", "jobs", "max_procs", "distributions"}`` where
+        ``{"source", "format": "swf", "jobs", "max_procs", "max_nodes", "distributions"}``
+        (``max_procs`` and ``max_nodes``: the header's ``MaxProcs`` and ``MaxNodes``, or
+        None) where
         ``distributions`` maps ``"size (processors)"`` (field 8, else 5),
         ``"run time (s)"`` (4), ``"requested time (s)"`` (9), ``"memory (MB per
         processor)"`` (10, else 7, / 1024) and ``"inter-arrival time (s)"`` (2) to
@@ -66,7 +70,7 @@ def swf_stats(path: str | os.PathLike) -> dict:
     submit = data[:, 1]
     return {
         "source": os.fspath(path), "format": "swf", "jobs": int(len(data)),
-        "max_procs": header.max_procs,
+        "max_procs": header.max_procs, "max_nodes": header.max_nodes,
         "distributions": {
             "size (processors)": summarize(size[size > 0]),
             "run time (s)": summarize(data[data[:, 3] >= 0, 3]),
@@ -167,6 +171,7 @@ def format_stats(stats: dict) -> str:
         line break.
     """
     extra = (f", machine {stats['max_procs']} processors" if stats.get("max_procs") else
+             f", machine {stats['max_nodes']} nodes" if stats.get("max_nodes") else
              f", nb_res {stats['nb_res']}" if stats.get("nb_res") else "")
     lines = [f"{stats['source']} ({stats['format']}): {stats['jobs']} jobs{extra}"]
     names = list(stats["distributions"])

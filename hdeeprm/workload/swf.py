@@ -151,9 +151,19 @@ class SWFHeader:
 
     @property
     def max_procs(self) -> int | None:
-        """``MaxProcs`` (falling back to ``MaxNodes``): the machine size, or None."""
-        procs = self.get_int("MaxProcs")
-        return procs if procs is not None else self.get_int("MaxNodes")
+        """``MaxProcs``: the machine's number of processors, or None when absent.
+
+        This is the unit of the job fields (allocated and requested processors, fields 5
+        and 8). ``MaxNodes`` is deliberately not used in its place: it counts nodes, and
+        on machines with SMP nodes (several processors per node) it is smaller than the
+        number of processors (see :attr:`max_nodes`).
+        """
+        return self.get_int("MaxProcs")
+
+    @property
+    def max_nodes(self) -> int | None:
+        """``MaxNodes``: the machine's number of nodes, or None when absent."""
+        return self.get_int("MaxNodes")
 
     def add_line(self, text: str) -> None:
         """Record one header line (the text after ``;``) and update :attr:`fields`.
@@ -477,6 +487,10 @@ def write_swf(path: str | os.PathLike, records: Iterable[SWFRecord | Iterable[fl
 
     Returns:
         The number of job lines written.
+
+    Raises:
+        OSError: The file cannot be written.
+        ValueError: A record does not have 18 fields.
     """
     name = os.fspath(path)
     count = 0

@@ -1,6 +1,7 @@
 """Workload statistics and the ``hdeeprm-workload`` command line."""
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -8,11 +9,13 @@ import sys
 
 import pytest
 
-from hdeeprm.cli.workload import main
+from hdeeprm.cli.workload import build_parser, main
+from hdeeprm.workload import convert
+from hdeeprm.workload.batsim_json import read_batsim_workload
 from hdeeprm.workload.convert import format_report, swf_to_workload
 from hdeeprm.workload.stats import format_stats, summarize, swf_stats, trace_stats
 from tests.conftest import ROOT
-from tests.workload.trace_paths import KTH, SHIPPED, needs_traces
+from tests.workload.trace_paths import KTH, LUBLIN, SHIPPED, needs_traces
 
 
 def test_summarize_by_hand():
@@ -107,7 +110,7 @@ def test_cli_convert_with_platform_and_csv_report(tmp_path, capsys):
     (["stats", "{tmp}/bad.swf"],
      "field 5 (allocated processors) must be an integer, got 'four' ({tmp}/bad.swf:2)"),
     (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json"],
-     "the trace header has no MaxProcs: pass --nb-cores or --platform ({tmp}/bad.swf)"),
+     "the trace header has no MaxProcs: pass --nb-cores N or --platform platform.json ({tmp}/bad.swf)"),
     (["convert", "{tmp}/bad.swf", "-o", "{tmp}/o.json", "--nb-cores", "4"],
      "--reference-speed (or --platform) is required for parallel_homogeneous profiles"),
 ])
@@ -135,12 +138,71 @@ def test_cli_as_a_process(tmp_path):
     assert (bad.returncode, bad.stderr) == (2, "hdeeprm-workload: error: SWF trace not found (nope.swf)\n")
 
 
-def test_convert_defaults_to_the_header_maxprocs_and_enforces_walltime_on_request(tmp_path, capsys):
-    """No --nb-cores: the PWA header's MaxProcs (100 here); walltimes only with --enforce-walltime."""
+# --- defaults written once; the machine size from the header ----------------------------------
+
+def test_library_and_cli_defaults_are_the_module_constants():
+    defaults = {"actual_work": convert.DEFAULT_ACTUAL_WORK, "profile_type": convert.DEFAULT_PROFILE_TYPE,
+                "default_mem": convert.DEFAULT_MEM, "enforce_walltime": convert.DEFAULT_ENFORCE_WALLTIME,
+                "mem_bw_choices": convert.DEFAULT_MEM_BW_CHOICES}
+    assert convert.DEFAULT_ENFORCE_WALLTIME is False   # the original HDeepRM: no walltime kills
+    assert convert.DEFAULT_MEM_BW_CHOICES == (4.0, 8.0, 12.0, 16.0, 20.0, 24.0)
+    for function in (convert.swf_to_workload, convert.records_to_workload):
+        parameters = inspect.signature(function).parameters
+        assert {name: parameters[name].default for name in defaults} == defaults
+    args = build_parser().parse_args(["convert", "t.swf", "-o", "w.json"])
+    assert {name: getattr(args, name) for name in defaults} == {**defaults, "mem_bw_choices": [4.0, 8.0, 12.0, 16.0,
+                                                                                               20.0, 24.0]}
+
+
+def test_job_0_of_the_shipped_trace_gets_the_same_walltime_from_the_library_and_the_cli(tmp_path, capsys):
+    # Job 1 of workloads/lublin_500_100.swf: run time 61 s, requested time -1 (so 61 s when enforced).
+    library = swf_to_workload(SHIPPED, nb_cores=100, reference_speed=1e10).jobs[0]
+    assert (library.id, library.walltime, library.requested_time) == ("1", -1.0, 61.0)
+    out = tmp_path / "w.json"
+
+    def cli_walltime(*flags):
+        assert main(["convert", str(SHIPPED), "-o", str(out), "--reference-speed", "1e10", *flags]) == 0
+        return read_batsim_workload(out).jobs[0].walltime
+
+    assert cli_walltime() == library.walltime == -1.0
+    assert "walltime" not in json.loads(out.read_text())["jobs"][0]
+    assert cli_walltime("--no-enforce-walltime") == -1.0
+    assert cli_walltime("--enforce-walltime") == 61.0
+    assert json.loads(out.read_text())["jobs"][0]["walltime"] == 61
+    assert swf_to_workload(SHIPPED, nb_cores=100, reference_speed=1e10, enforce_walltime=True).jobs[0].walltime == 61.0
+
+
+def test_convert_takes_the_cores_from_the_shipped_header(tmp_path, capsys):
     out = tmp_path / "w.json"
     assert main(["convert", str(SHIPPED), "-o", str(out), "--reference-speed", "1e10"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "100 cores, from the trace header's MaxProcs"
-    data = json.loads(out.read_text())
-    assert data["nb_res"] == 100 and "walltime" not in data["jobs"][0]
-    assert main(["convert", str(SHIPPED), "-o", str(out), "--reference-speed", "1e10", "--enforce-walltime"]) == 0
-    assert json.loads(out.read_text())["jobs"][0]["walltime"] == 61
+    assert json.loads(out.read_text())["nb_res"] == 100
+    assert main(["convert", str(SHIPPED), "-o", str(out), "--reference-speed", "1e10", "--nb-cores", "64"]) == 0
+    assert "MaxProcs" not in capsys.readouterr().out   # an explicit size wins, nothing said about the header
+    assert json.loads(out.read_text())["nb_res"] == 64
+
+
+@needs_traces
+def test_convert_takes_the_cores_from_a_real_header(tmp_path, capsys):
+    out = tmp_path / "w.json"
+    assert main(["convert", str(KTH), "-o", str(out), "--reference-speed", "1e9", "--nb-jobs", "10"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "100 cores, from the trace header's MaxProcs"  # KTH SP2
+    assert json.loads(out.read_text())["nb_res"] == 100
+
+
+@needs_traces
+def test_convert_refuses_a_header_with_max_nodes_only(tmp_path, capsys):
+    assert main(["convert", str(LUBLIN), "-o", str(tmp_path / "w.json"), "--reference-speed", "1e9"]) == 2
+    assert capsys.readouterr().err == (
+        "hdeeprm-workload: error: the trace header has no MaxProcs (its MaxNodes: 256 counts nodes, not the "
+        f"processors the jobs ask for): pass --nb-cores N or --platform platform.json ({LUBLIN})\n")
+    assert not (tmp_path / "w.json").exists()
+    assert format_stats(swf_stats(LUBLIN)).splitlines()[0] == f"{LUBLIN} (swf): 10000 jobs, machine 256 nodes"
+
+
+def test_convert_refuses_a_header_with_max_procs_0(tmp_path, capsys):
+    trace = tmp_path / "zero.swf"
+    trace.write_text("; MaxProcs: 0\n1 0 5 100 4 -1 -1 4 3600 -1 1 3 1 -1 -1 -1 -1 -1\n")
+    assert main(["convert", str(trace), "-o", str(tmp_path / "w.json"), "--reference-speed", "1e9"]) == 2
+    assert capsys.readouterr().err == ("hdeeprm-workload: error: the trace header's MaxProcs is 0: pass "
+                                       f"--nb-cores N or --platform platform.json ({trace})\n")

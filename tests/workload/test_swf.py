@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 
 import numpy as np
@@ -53,6 +54,20 @@ def test_sdsc_repeated_queue_key_and_copyright_continuation():
     assert header.get_int("TimeZone") == -28800
     assert header.get_int("Computer") is None
     assert header.get_int("Missing") is None
+
+
+def test_max_procs_is_never_taken_from_max_nodes():
+    header = SWFHeader.from_fields({"MaxNodes": 120, "MaxProcs": 240})   # SMP nodes: 2 processors each
+    assert (header.max_procs, header.max_nodes) == (240, 120)
+    nodes_only = SWFHeader.from_fields({"MaxNodes": 256})
+    assert (nodes_only.max_procs, nodes_only.max_nodes) == (None, 256)
+    assert (SWFHeader().max_procs, SWFHeader().max_nodes) == (None, None)
+
+
+@needs_traces
+def test_a_real_header_with_max_nodes_only():
+    header = read_swf_header(LUBLIN)   # zcat -f lublin_256.swf | grep -c 'MaxProcs' -> 0
+    assert (header.max_procs, header.max_nodes) == (None, 256)
 
 
 def test_header_from_fields_round_trips_through_add_line():
@@ -137,7 +152,7 @@ def test_format_record_integral_floats_and_decimals():
     text = format_swf_record((1, 0.0, 2.5, 100, 4, 401.81, -1, 4, 3600.0, -1, 1, 3, 1, -1, -1, -1, -1, -1))
     assert text.split() == ["1", "0", "2.5", "100", "4", "401.81", "-1", "4", "3600", "-1", "1",
                             "3", "1", "-1", "-1", "-1", "-1", "-1"]
-    with pytest.raises(ValueError, match="an SWF record has 18 fields, got 3"):
+    with pytest.raises(ValueError, match=f"^{re.escape('an SWF record has 18 fields, got 3')}$"):
         format_swf_record((1, 2, 3))
 
 
@@ -174,21 +189,18 @@ def test_blank_lines_ignored_and_comments_anywhere(tmp_path):
 def test_bad_line_names_file_line_and_field(tmp_path, line, message, field):
     path = _trace(tmp_path, GOOD, line)
     expected = f"{message} ({path}:4)"
-    with pytest.raises(WorkloadError) as info:
+    with pytest.raises(WorkloadError, match=f"^{re.escape(expected)}$") as info:
         list(iter_swf(path))
-    assert str(info.value) == expected
     assert (info.value.path, info.value.line, info.value.field) == (str(path), 4, field)
-    with pytest.raises(WorkloadError) as info:  # the fast block reader says the same
+    with pytest.raises(WorkloadError, match=f"^{re.escape(expected)}$"):  # the fast block reader says the same
         list(iter_swf_chunks(path))
-    assert str(info.value) == expected
 
 
 def test_missing_file(tmp_path):
     path = tmp_path / "nope.swf"
     for read in (lambda p: list(iter_swf(p)), read_swf_header, lambda p: list(iter_swf_chunks(p))):
-        with pytest.raises(WorkloadError) as info:
+        with pytest.raises(WorkloadError, match=f"^{re.escape(f'SWF trace not found ({path})')}$"):
             read(path)
-        assert str(info.value) == f"SWF trace not found ({path})"
 
 
 def test_field_names_follow_the_swf_definition():
@@ -202,16 +214,15 @@ def test_truncated_gzip_names_the_last_line_read(tmp_path):
     path = tmp_path / "cut.swf.gz"
     path.write_bytes(KTH.read_bytes()[:100_000])
     for read in (iter_swf, iter_swf_chunks):
-        with pytest.raises(WorkloadError) as info:
+        message = (f"cannot read SWF trace after line 6705: Compressed file ended before the end-of-stream "
+                   f"marker was reached ({path})")
+        with pytest.raises(WorkloadError, match=f"^{re.escape(message)}$"):
             list(read(path))
-        assert str(info.value) == (f"cannot read SWF trace after line 6705: Compressed file ended "
-                                   f"before the end-of-stream marker was reached ({path})")
 
 
 def test_truncated_last_line_of_a_plain_file(tmp_path):
     path = tmp_path / "cut.swf"
     path.write_text(f"{GOOD}\n{GOOD[:12]}")  # the file ends in the middle of a line
-    with pytest.raises(WorkloadError) as info:
+    message = f"expected 18 fields, got 5: field 6 (average CPU time used) is missing ({path}:2)"
+    with pytest.raises(WorkloadError, match=f"^{re.escape(message)}$"):
         list(iter_swf(path))
-    assert str(info.value) == ("expected 18 fields, got 5: field 6 (average CPU time used) "
-                               f"is missing ({path}:2)")
