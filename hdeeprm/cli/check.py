@@ -1,38 +1,61 @@
-"""``hdeeprm-check options.json [-cw workload.json]``: validate a run's inputs before a long run."""
+"""``hdeeprm-check options.json [-cw workload.json]``: validate a run's inputs before a long run.
+
+Loads the platform and the workload as ``hdeeprm-launch`` would, runs every check of
+:mod:`hdeeprm.run.check` and prints ``ok``/``FAIL`` per check with its problems, then the
+workload's conversion report. Exit code 0 when every check passes, 1 when one fails,
+2 on unreadable input (message on stderr as ``hdeeprm-check: error: ...``).
+"""
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.cli import guarded
+
+PROG = "hdeeprm-check"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; exit code 0 when every check passes, 1 when some fail, 2 on unreadable input."""
-    p = argparse.ArgumentParser(prog="hdeeprm-check", description="Validate platform, workload and options.")
-    p.add_argument("options", help="options file of hdeeprm-launch")
-    p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace")
-    args = p.parse_args(argv)
-    try:
-        from hdeeprm.run.check import run_checks
-        from hdeeprm.config.build import build_platform, build_workload
-        from hdeeprm.config.options import load_options
+def _check(args: argparse.Namespace) -> int:
+    """Load the inputs, run the checks, print the outcome; 1 when a check fails, else 0."""
+    from hdeeprm.config.build import build_platform, build_workload
+    from hdeeprm.config.options import load_options
+    from hdeeprm.run.check import run_checks
+    from hdeeprm.workload.convert import format_report
 
-        options = load_options(args.options)
-        hierarchy = build_platform(options)
-        workload = build_workload(options, hierarchy, args.custom_workload)
-    except HDeepRMError as exc:
-        print(f"hdeeprm-check: error: {exc}", file=sys.stderr)
-        return 2
+    options = load_options(args.options)
+    hierarchy = build_platform(options)
+    workload = build_workload(options, hierarchy, args.custom_workload)
     failed = 0
     for name, problems in run_checks(hierarchy, workload).items():
         print(f"{'ok  ' if not problems else 'FAIL'} {name}")
         for problem in problems:
             print(f"     - {problem}")
         failed += bool(problems)
-    for reason, count in workload.report.items():
-        print(f"     workload report: {reason}: {count}")
+    if workload.report:
+        print("workload report:")
+        print(format_report(workload.report))
     return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hdeeprm-check``.
+
+    Args:
+        argv: Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns:
+        0 when every check passes, 1 when some fail, 2 on unreadable input or a usage
+        error (message on stderr, no traceback).
+    """
+    parser = argparse.ArgumentParser(prog=PROG, description="Validate platform, workload and options.")
+    parser.add_argument("options", help="options file of hdeeprm-launch")
+    parser.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return guarded(PROG, lambda: _check(args), failure_code=2)
 
 
 if __name__ == "__main__":
