@@ -149,6 +149,10 @@ class PyBatsimAdapter:
     def execute_job(self, job: Job, hosts: Sequence[int]) -> None:
         """Start ``job`` now on host ids ``hosts`` (EXECUTE_JOB).
 
+        Args:
+            job: A job Batsim has submitted.
+            hosts: Batsim resource ids, as many as ``job.res``.
+
         Raises:
             SimulationError: Batsim has not submitted ``job``.
         """
@@ -160,7 +164,11 @@ class PyBatsimAdapter:
         self._alloc[job.index] = alloc
 
     def reject_job(self, job: Job, reason: str) -> None:
-        """Reject a submitted job (REJECT_JOB); Batsim does not record ``reason``, kept in :attr:`rejected`.
+        """Reject a submitted job (REJECT_JOB).
+
+        Args:
+            job: A job Batsim has submitted and that has not started.
+            reason: Why; Batsim does not record it, so it is kept in :attr:`rejected`.
 
         Raises:
             SimulationError: Batsim has not submitted ``job``.
@@ -171,13 +179,21 @@ class PyBatsimAdapter:
     def kill_job(self, job: Job) -> None:
         """Kill a running job (KILL_JOB); it comes back in a later batch's ``completed``.
 
+        Args:
+            job: A running job.
+
         Raises:
             SimulationError: Batsim has not submitted ``job``.
         """
         self.bs.kill_jobs([self._pyjob(job)])
 
     def set_pstate(self, hosts: Sequence[int], pstate: int) -> None:
-        """Switch host ids ``hosts`` to computation pstate ``pstate`` (SET_RESOURCE_STATE)."""
+        """Switch hosts to another computation pstate (SET_RESOURCE_STATE).
+
+        Args:
+            hosts: Batsim resource ids.
+            pstate: Index into each host's pstate table (its ``speeds``).
+        """
         hosts = [int(h) for h in hosts]
         self.bs.set_resource_state(ProcSet(*hosts), int(pstate))
         if self._pstate is not None:
@@ -185,7 +201,11 @@ class PyBatsimAdapter:
                 self._pstate[h] = int(pstate)
 
     def call_me_later(self, when: float) -> None:
-        """Ask Batsim for a REQUESTED_CALL at ``when`` seconds (CALL_ME_LATER)."""
+        """Ask Batsim for a REQUESTED_CALL (CALL_ME_LATER).
+
+        Args:
+            when: Simulated time of the call, in seconds.
+        """
         self.bs.wake_me_up_at(float(when))
         self._calls.append(float(when))
 
@@ -197,7 +217,13 @@ class PyBatsimAdapter:
         profile; for ``parallel_homogeneous``, ``cpu`` (FLOP) over the slowest
         allocated host's speed (FLOP/s) at its *current* pstate when the hosts
         were given, else the walltime. Earlier pstate changes are not
-        integrated. 1.0 for finished jobs, 0.0 before the start.
+        integrated.
+
+        Args:
+            job: Any job of :attr:`workload`.
+
+        Returns:
+            1.0 for finished jobs, 0.0 before the start, else the estimate.
         """
         i = job.index
         if i in self.finish_time:
@@ -252,20 +278,37 @@ class PyBatsimAdapter:
     def onJobSubmission(self, pyjob: Any) -> None:
         """JOB_SUBMITTED: queue the job for this message's batch.
 
+        Args:
+            pyjob: PyBatsim's job (``id`` is ``"workload!job id"``).
+
         Raises:
             ProtocolError: The job is not in :attr:`workload`.
         """
         self._submitted.append(self._job(pyjob))
 
     def onJobCompletion(self, pyjob: Any) -> None:
-        """JOB_COMPLETED: record the end time (seconds) and final state."""
+        """JOB_COMPLETED: record the end time and final state.
+
+        Args:
+            pyjob: PyBatsim's job (``finish_time`` in seconds, ``job_state``).
+
+        Raises:
+            ProtocolError: The job is not in :attr:`workload`.
+        """
         job = self._job(pyjob)
         self.finish_time[job.index] = float(pyjob.finish_time)
         self.final_state[job.index] = pyjob.job_state.name
         self._completed.append(job)
 
     def onJobsKilled(self, pyjobs: Sequence[Any]) -> None:
-        """JOB_KILLED: the jobs end now with COMPLETED_KILLED."""
+        """JOB_KILLED: the jobs end now with COMPLETED_KILLED.
+
+        Args:
+            pyjobs: PyBatsim's jobs that were really killed.
+
+        Raises:
+            ProtocolError: A job is not in :attr:`workload`.
+        """
         now = self.now
         for pyjob in pyjobs:
             job = self._job(pyjob)
@@ -274,14 +317,23 @@ class PyBatsimAdapter:
             self._completed.append(job)
 
     def onMachinePStateChanged(self, nodeid: Any, pstate: Any) -> None:
-        """RESOURCE_STATE_CHANGED: the acknowledgement of our own SET_RESOURCE_STATE."""
+        """RESOURCE_STATE_CHANGED: the acknowledgement of our own SET_RESOURCE_STATE.
+
+        Args:
+            nodeid: ``(first, last)`` resource ids of one interval.
+            pstate: The new pstate (a string).
+        """
 
     def onRequestedCall(self) -> None:
         """REQUESTED_CALL: this message's batch is passed on even if it has no job event."""
         self._called = True
 
     def onReportEnergyConsumed(self, consumed_energy: float) -> None:
-        """ANSWER to a QUERY: keep the platform energy in joules."""
+        """ANSWER to a QUERY: keep the platform energy.
+
+        Args:
+            consumed_energy: Energy of the compute hosts since t = 0, in joules.
+        """
         self.consumed_energy = float(consumed_energy)
 
     def onNoMoreJobsInWorkloads(self) -> None:
@@ -330,7 +382,11 @@ class PyBatsimAdapter:
 
 
 def free_loopback_port() -> int:
-    """A TCP port number free on 127.0.0.1 right now (chosen by the OS)."""
+    """A TCP port free on 127.0.0.1 right now.
+
+    Returns:
+        The port number, chosen by the OS (another process may take it before it is used).
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
