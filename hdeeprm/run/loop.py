@@ -40,6 +40,8 @@ def as_action(value: object, nb_actions: int, who: str = "the action") -> int:
     Raises:
         AgentError: ``"<who> must be an integer in [0, n - 1], got <value>"``.
     """
+    if type(value) is int and 0 <= value < nb_actions:   # the common case, checked first
+        return value
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
         value = value.reshape(()).item()
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
