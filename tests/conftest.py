@@ -22,3 +22,6 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED}")
     return SHARED
+
+
+from tests.toy import toy_hierarchy, toy_options, toy_workload  # noqa: E402,F401  (fixtures for every test)

@@ -10,7 +10,7 @@ from hdeeprm import register_envs
 from hdeeprm.env.environment import ENV_ID, HDeepRMEnv
 from hdeeprm.errors import AgentError, OptionsError
 
-from .conftest import ROOT, TOY_OPTIONS
+from tests.toy import ROOT, TOY_OPTIONS
 
 LUBLIN = ROOT / "workloads" / "lublin_500_100.swf"
 KTH_PLATFORM = ROOT / "platforms" / "kth_sp2.json"

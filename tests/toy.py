@@ -1,11 +1,14 @@
-"""Fixtures of the learning tests: the learning toy (4 cores, 2 jobs) shipped with the examples."""
+"""The learning toy (4 cores, 2 jobs) shipped with the examples: paths, fixtures and a one-decision episode.
+
+The fixtures are made available to every test by ``tests/conftest.py``.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 TOY_OPTIONS = ROOT / "examples" / "learning" / "learning.json"
 TOY_WORKLOAD = ROOT / "examples" / "learning" / "workload.json"
 TOY_PLATFORM = ROOT / "platforms" / "learning.json"

@@ -8,7 +8,7 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.env.reward import OBJECTIVES
 from hdeeprm.env.reward import make_reward
 
-from .conftest import toy_episode
+from tests.toy import toy_episode
 
 # Toy: processor 0 = cores 0, 1 (G 4 GFLOP/s, P 40 W), processor 1 = cores 2, 3 (4.4 GFLOP/s, 50 W),
 # 32 GB/s each; two 1-core jobs of 24 GB/s. Action 0 (shortest-high_gflops) packs both jobs on
@@ -55,7 +55,7 @@ def test_every_objective_along_a_whole_episode(objective):
     from hdeeprm.env.environment import HDeepRMEnv
     from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS
 
-    from .conftest import ROOT
+    from tests.toy import ROOT
 
     env = HDeepRMEnv(platform=ROOT / "platforms" / "gaia_mini.json", workload=ROOT / "workloads" / "lublin_500_100.swf",
                      nb_jobs=120, objective=objective, actions=["first-high_gflops", "smallest-low_power"],
@@ -107,7 +107,7 @@ def test_slowdown_reward_equals_the_direct_sum_along_a_trace():
     from hdeeprm.env.environment import HDeepRMEnv
     from hdeeprm.env.observation import requested_times
 
-    from .conftest import ROOT
+    from tests.toy import ROOT
 
     env = HDeepRMEnv(platform=ROOT / "platforms" / "kth_sp2.json", workload=ROOT / "workloads" / "lublin_500_100.swf",
                      nb_jobs=150, actions=["first-high_gflops", "smallest-low_power"], action_mask=False)

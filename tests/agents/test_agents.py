@@ -10,7 +10,7 @@ from hdeeprm.agents.checkpoint import FORMAT_VERSION, load_checkpoint
 from hdeeprm.errors import AgentError, OptionsError
 from hdeeprm.agents.learning import LearningAgent, PolicyLearningAgent, ValueLearningAgent, discounted_returns
 
-from .conftest import AGENTS
+from tests.toy import AGENTS
 
 
 def test_lazy_reexport_and_the_original_module_name():

@@ -7,7 +7,7 @@ import pytest
 
 from hdeeprm.run.launch import launch
 
-from .conftest import AGENTS, TOY_OPTIONS
+from tests.toy import AGENTS, TOY_OPTIONS
 
 #: Toy: the best pairs spread the two jobs (high_mem_bw, positions 1 and 4): makespan 5.25 s.
 BEST = (1, 4)

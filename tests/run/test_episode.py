@@ -7,7 +7,7 @@ from hdeeprm.run.episode import Episode
 from hdeeprm.decision.actions import action_index
 from hdeeprm.workload.model import JobState, Workload
 
-from .helpers import job, small_hierarchy
+from tests.decision.helpers import job, small_hierarchy
 
 
 def run(jobs, pair):

@@ -12,7 +12,7 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.env.observation import Observer, make_observer, queue_variation
 from hdeeprm.workload.model import Job, Profile, Workload
 
-from .conftest import toy_episode
+from tests.toy import toy_episode
 
 
 def test_sizes_of_the_three_types(toy_hierarchy, toy_workload):

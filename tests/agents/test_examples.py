@@ -5,7 +5,7 @@ import importlib.util
 
 import pytest
 
-from .conftest import ROOT
+from tests.toy import ROOT
 
 
 def _load(path):

@@ -6,7 +6,7 @@ import pytest
 
 from hdeeprm.env.environment import HDeepRMEnv
 
-from .conftest import ROOT
+from tests.toy import ROOT
 
 sb3 = pytest.importorskip("stable_baselines3")
 
