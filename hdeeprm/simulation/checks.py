@@ -111,6 +111,11 @@ def job_in_state(jobs: Sequence[Job], state: Sequence[JobState], job: Job, wante
     return i
 
 
+def _command(job: Job | None) -> str:
+    """Name of a decision in error messages: ``execute job 'id'`` or ``set_pstate``."""
+    return "set_pstate" if job is None else f"execute job {job.id!r}"
+
+
 def host_ids(hosts: Sequence[int], nb_hosts: int,
              job: Job | None) -> tuple[tuple[int, ...], np.ndarray]:
     """Validate the host ids of a decision about ``job`` (None: a pstate switch).
@@ -126,10 +131,9 @@ def host_ids(hosts: Sequence[int], nb_hosts: int,
     Raises:
         SimulationError: Not integers, empty, out of ``[0, nb_hosts)`` or repeated.
     """
-    command = "set_pstate" if job is None else f"execute job {job.id!r}"
     if isinstance(hosts, np.ndarray):
         if hosts.dtype.kind not in "iu" or hosts.ndim != 1:
-            raise SimulationError(f"{command}: host ids must be a 1-D integer array, got "
+            raise SimulationError(f"{_command(job)}: host ids must be a 1-D integer array, got "
                                   f"dtype {hosts.dtype} and shape {hosts.shape}")
         idx = hosts.astype(np.intp)  # a copy: the caller may reuse its array
         alloc = tuple(idx.tolist())
@@ -137,15 +141,15 @@ def host_ids(hosts: Sequence[int], nb_hosts: int,
         try:
             alloc = tuple(map(operator.index, hosts))
         except TypeError:
-            raise SimulationError(f"{command}: host ids must be integers, got {hosts!r}") from None
+            raise SimulationError(f"{_command(job)}: host ids must be integers, got {hosts!r}") from None
         idx = np.array(alloc, dtype=np.intp)
     if not alloc:
-        raise SimulationError(f"{command}: the host list is empty")
+        raise SimulationError(f"{_command(job)}: the host list is empty")
     if min(alloc) < 0 or max(alloc) >= nb_hosts:
         bad = [h for h in alloc if not 0 <= h < nb_hosts]
-        raise SimulationError(f"{command}: host ids must be in [0, {nb_hosts - 1}], got {bad}")
+        raise SimulationError(f"{_command(job)}: host ids must be in [0, {nb_hosts - 1}], got {bad}")
     if len(set(alloc)) != len(alloc):
-        raise SimulationError(f"{command}: host ids must be distinct, got {list(alloc)}")
+        raise SimulationError(f"{_command(job)}: host ids must be distinct, got {list(alloc)}")
     return alloc, idx
 
 

@@ -50,10 +50,10 @@ class EnergyAccount:
     """Cumulated energy of the platform and of each running job.
 
     The engine calls :meth:`delay_started` or :meth:`computation_started` when a job starts,
-    :meth:`job_ended` when it ends, and around a pstate switch: :meth:`catch_up` for every
-    running job on the switched hosts, :meth:`switch_hosts` for every group of hosts (before
-    it updates ``cur``), :meth:`rewatt` for every such job (after), then :meth:`end_switch`.
-    All times are in seconds and never go backwards.
+    :meth:`job_ended` when it ends, and for a pstate switch: :meth:`switch_hosts` for every
+    group of hosts (before it updates ``cur``), then :meth:`rewatt` for every running job on
+    the switched hosts, then :meth:`end_switch`. All times are in seconds and never go
+    backwards.
 
     Args:
         cur: The engine's current-pstate table, float64 (3, nb_hosts) (rows :data:`SPEED`,
@@ -199,15 +199,19 @@ class EnergyAccount:
         self._d_idle += d
         self.wattmin += d
 
-    def rewatt(self, i: int, idle: float, power: float) -> None:
-        """Running job ``i``'s hosts changed pstate (after :meth:`catch_up` at the switch time).
+    def rewatt(self, i: int, now: float, idle: float, power: float) -> None:
+        """Running job ``i``'s hosts switched pstate: its energy so far, then its new wattages.
 
         Args:
             i: Job index.
+            now: Time of the switch in seconds.
             idle: Sum of the Idle wattages of its hosts' new pstates (W).
             power: What its hosts draw now (W): the AllCores sum for a ``parallel_homogeneous``
                 job, ``idle`` for a ``delay`` job.
         """
+        # Energy so far at the old wattages (catch_up, inlined: this runs for every switch).
+        self._job_e[i] += self._job_power[i] * (now - self._job_t[i])
+        self._job_t[i] = now
         # The Idle part of the change is already in _d_idle (switch_hosts); a computing job's
         # hosts draw AllCores instead, hence the correction (exactly 0 for a delay job).
         self._d_power += (power - self._job_power[i]) - (idle - self._job_idle[i])

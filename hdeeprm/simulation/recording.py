@@ -37,10 +37,6 @@ class Recorder:
         self.pstate_changes: list[tuple[float, tuple[int, ...], int]] = []
         self.energy_log: list[tuple[float, float, str, float]] = []
 
-    def _log_energy(self, now: float, kind: str) -> None:
-        account = self._energy
-        self.energy_log.append((now, account.energy(now), kind, account.wattmin))
-
     def job_started(self, now: float, nb_busy: int) -> None:
         """A job started: a machine-state row, and an ``'s'`` energy row.
 
@@ -49,8 +45,9 @@ class Recorder:
             nb_busy: Number of hosts that run a job, this one included.
         """
         self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
-        if self._energy is not None:
-            self._log_energy(now, "s")
+        account = self._energy
+        if account is not None:
+            self.energy_log.append((now, account.energy(now), "s", account.wattmin))
 
     def job_ended(self, now: float, nb_busy: int) -> None:
         """A job ended: a machine-state row, and an ``'e'`` energy row.
@@ -60,8 +57,9 @@ class Recorder:
             nb_busy: Number of hosts that still run a job.
         """
         self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
-        if self._energy is not None:
-            self._log_energy(now, "e")
+        account = self._energy
+        if account is not None:
+            self.energy_log.append((now, account.energy(now), "e", account.wattmin))
 
     def switching(self, now: float) -> None:
         """A group of hosts is about to switch pstate: the ``'p'`` energy row before it.
@@ -69,8 +67,9 @@ class Recorder:
         Args:
             now: Time of the switch in seconds.
         """
-        if self._energy is not None:
-            self._log_energy(now, "p")
+        account = self._energy
+        if account is not None:
+            self.energy_log.append((now, account.energy(now), "p", account.wattmin))
 
     def switched(self, now: float, hosts: tuple[int, ...], pstate: int, nb_busy: int) -> None:
         """A group of hosts switched pstate: two pstate rows, a machine-state row, a ``'p'`` row.
@@ -84,5 +83,6 @@ class Recorder:
         self.pstate_changes.append((now, hosts, -1))
         self.pstate_changes.append((now, hosts, pstate))
         self.machine_states.append((now, self._nb_hosts - nb_busy, nb_busy))
-        if self._energy is not None:
-            self._log_energy(now, "p")
+        account = self._energy
+        if account is not None:
+            self.energy_log.append((now, account.energy(now), "p", account.wattmin))

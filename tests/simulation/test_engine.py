@@ -240,11 +240,11 @@ def test_energy_account_by_hand():
     account.delay_started(1, np.array([1]), 2.0)
     assert account.host_power().tolist() == [30.0, 10.0]
     assert account.energy(3.0) == 100.0  # [0, 1] 20 W + [1, 3] 40 W
-    assert account.catch_up(0, 3.0) == 60.0  # 2 s at 30 W
+    assert account.catch_up(0, 2.5) == 45.0  # 1.5 s at 30 W
     account.switch_hosts(np.array([0]), np.array([5.0]))
     cur[:, [0]] = [[1e9], [5.0], [20.0]]  # what the engine does between the two calls
     assert account.wattmin == 15.0
-    account.rewatt(0, idle=5.0, power=20.0)
+    account.rewatt(0, 3.0, idle=5.0, power=20.0)  # job 0: 60 J at 3 s, 20 W from then
     account.end_switch(3.0)
     assert (account.power, account.energy(5.0)) == (30.0, 160.0)  # + [3, 5] (20 + 10) W
     assert account.host_power().tolist() == [20.0, 10.0]
