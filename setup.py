@@ -31,7 +31,7 @@ setup(
     ],
     extras_require={
         # pybatsim 3.2.1 pins pyzmq<23, which does not build on Python 3.11; it runs fine with
-        # a current pyzmq: see README.rst ("Real Batsim and PyBatsim") for the install line.
+        # a current pyzmq: see README.rst ("Set up and test") for the install line.
         "batsim": ["pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7"],
         "sb3": ["stable-baselines3>=2.3"],
         "test": ["pytest>=7", "ruff>=0.6", "pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7",

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/bench_env.py [--jobs 5000] [--steps 20000] [--observation minimal]
                                    [--actions all|first] [--profile]
 
-Replays a window of the KTH-SP2 trace (``../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz``,
+Replays a window of the KTH-SP2 trace (``$HDEEPRM_SHARED/traces/KTH-SP2-1996-2.1-cln.swf.gz``, default ``../shared``,
 or ``--trace``) on ``platforms/kth_sp2.json`` and times ``env.step`` with actions
 drawn uniformly at random (pre-drawn, so the agent costs nothing), resetting
 when an episode ends. Reports steps/s for the whole loop and, with
@@ -14,6 +14,7 @@ when an episode ends. Reports steps/s for the whole loop and, with
 from __future__ import annotations
 
 import argparse
+import os
 import cProfile
 import pstats
 import sys
@@ -23,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+DEFAULT_TRACE = (Path(os.environ.get("HDEEPRM_SHARED", ROOT.parent / "shared")) / "traces"
+                 / "KTH-SP2-1996-2.1-cln.swf.gz")
 
 
 def make_env(trace: Path, jobs: int, observation: str, actions: str, mask: bool = True):

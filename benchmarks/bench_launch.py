@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     python benchmarks/bench_launch.py                 # the shipped examples
     python benchmarks/bench_launch.py examples/sdsc_sp2_gaia_first_high_gflops.json --repeat 3
-    python benchmarks/bench_launch.py examples/kth_sp2_first_high_gflops.json --record \
+    python benchmarks/bench_launch.py benchmarks/kth_golden.json --record \
         -cw ../shared/batsim-golden/kth2000-delay/workload.json   # next to bench_server.py
 
 For each options file: the workload conversion time, then the simulation time

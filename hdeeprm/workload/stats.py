@@ -21,8 +21,8 @@ from hdeeprm.workload.swf import SWFHeader, iter_swf_chunks, open_swf
 SUMMARY_KEYS = ("count", "min", "mean", "median", "p90", "max")
 
 
-def summarize(values: np.ndarray) -> dict[str, float]:
-    """Summarise a distribution.
+def distribution(values: np.ndarray) -> dict[str, float]:
+    """Statistics of one distribution (count, mean, percentiles, extremes).
 
     Args:
         values: Shape ``(n,)``, any real dtype; the known values only.
@@ -57,7 +57,7 @@ def swf_stats(path: str | os.PathLike) -> dict:
         ``distributions`` maps ``"size (processors)"`` (field 8, else 5),
         ``"run time (s)"`` (4), ``"requested time (s)"`` (9), ``"memory (MB per
         processor)"`` (10, else 7, / 1024) and ``"inter-arrival time (s)"`` (2) to
-        :func:`summarize` results.
+        :func:`distribution` results.
 
     Raises:
         WorkloadError: Missing file or malformed line.
@@ -72,11 +72,11 @@ def swf_stats(path: str | os.PathLike) -> dict:
         "source": os.fspath(path), "format": "swf", "jobs": int(len(data)),
         "max_procs": header.max_procs, "max_nodes": header.max_nodes,
         "distributions": {
-            "size (processors)": summarize(size[size > 0]),
-            "run time (s)": summarize(data[data[:, 3] >= 0, 3]),
-            "requested time (s)": summarize(data[data[:, 8] >= 0, 8]),
-            "memory (MB per processor)": summarize(memory[memory >= 0] / 1024.0),
-            "inter-arrival time (s)": summarize(_interarrival(submit[submit >= 0])),
+            "size (processors)": distribution(size[size > 0]),
+            "run time (s)": distribution(data[data[:, 3] >= 0, 3]),
+            "requested time (s)": distribution(data[data[:, 8] >= 0, 8]),
+            "memory (MB per processor)": distribution(memory[memory >= 0] / 1024.0),
+            "inter-arrival time (s)": distribution(_interarrival(submit[submit >= 0])),
         },
     }
 
@@ -100,16 +100,16 @@ def workload_stats(workload: Workload) -> dict:
     delays = np.array([j.profile.delay for j in jobs if j.profile.type == DELAY])
     flops = np.array([j.profile.cpu for j in jobs if j.profile.type == PARALLEL_HOMOGENEOUS])
     dists = {
-        "size (cores)": summarize(np.array([j.res for j in jobs])),
-        "walltime (s)": summarize(walltime[walltime >= 0]),
-        "delay (s)": summarize(delays),
-        "computation (FLOP per core)": summarize(flops),
+        "size (cores)": distribution(np.array([j.res for j in jobs])),
+        "walltime (s)": distribution(walltime[walltime >= 0]),
+        "delay (s)": distribution(delays),
+        "computation (FLOP per core)": distribution(flops),
     }
     if workload.reference_speed > 0:
-        dists["run time on the reference core (s)"] = summarize(flops / workload.reference_speed)
-    dists["memory (MB per core)"] = summarize(np.array([j.mem for j in jobs]))
-    dists["memory bandwidth (GB/s per core)"] = summarize(np.array([j.mem_bw for j in jobs]))
-    dists["inter-arrival time (s)"] = summarize(_interarrival(np.array([j.subtime for j in jobs])))
+        dists["run time on the reference core (s)"] = distribution(flops / workload.reference_speed)
+    dists["memory (MB per core)"] = distribution(np.array([j.mem for j in jobs]))
+    dists["memory bandwidth (GB/s per core)"] = distribution(np.array([j.mem_bw for j in jobs]))
+    dists["inter-arrival time (s)"] = distribution(_interarrival(np.array([j.subtime for j in jobs])))
     return {"source": workload.source, "format": "batsim-json", "jobs": len(jobs),
             "nb_res": workload.nb_res, "distributions": dists}
 

@@ -13,16 +13,16 @@ from hdeeprm.cli.workload import build_parser, main
 from hdeeprm.workload import convert
 from hdeeprm.workload.batsim_json import read_batsim_workload
 from hdeeprm.workload.convert import format_report, swf_to_workload
-from hdeeprm.workload.stats import format_stats, summarize, swf_stats, trace_stats
+from hdeeprm.workload.stats import distribution, format_stats, swf_stats, trace_stats
 from tests.conftest import ROOT
 from tests.workload.trace_paths import KTH, LUBLIN, SHIPPED, needs_traces
 
 
-def test_summarize_by_hand():
-    assert summarize([4, 1, 3, 2, 10]) == {"count": 5, "min": 1.0, "mean": 4.0, "median": 3.0,
+def test_distribution_by_hand():
+    assert distribution([4, 1, 3, 2, 10]) == {"count": 5, "min": 1.0, "mean": 4.0, "median": 3.0,
                                            "p90": pytest.approx(7.6), "max": 10.0}
     # p90 by linear interpolation: rank 0.9 * 4 = 3.6 -> 4 + 0.6 * (10 - 4)
-    assert summarize([]) == {"count": 0}
+    assert distribution([]) == {"count": 0}
 
 
 @needs_traces
