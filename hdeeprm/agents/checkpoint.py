@@ -95,7 +95,9 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
-        raise AgentError(f"cannot read checkpoint: {type(exc).__name__}: {exc} ({path})") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise AgentError(f"cannot read checkpoint: not a file written by torch.save ({type(exc).__name__}: "
+                         f"{first}) ({path})") from None
     manifest = data.get("manifest") if isinstance(data, dict) else None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise AgentError(f"not an HDeepRM checkpoint (no '{FORMAT}' manifest) ({path})")

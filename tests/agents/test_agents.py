@@ -1,6 +1,7 @@
 """Learning agents: returns, run modes, checkpoints."""
 from __future__ import annotations
 
+import re
 import numpy as np
 import pytest
 import torch
@@ -63,7 +64,7 @@ def test_train_updates_and_test_is_greedy_and_deterministic(cls):
 
 
 def test_bad_run_mode():
-    with pytest.raises(OptionsError, match="run must be 'train' or 'test', got 'eval'"):
+    with pytest.raises(OptionsError, match="^run must be 'train' or 'test', got 'eval'$"):
         PolicyLearningAgent(0.9, 8, 2, 3, run="eval")
 
 
@@ -91,17 +92,24 @@ def test_checkpoint_round_trip(tmp_path):
 def test_mismatched_checkpoints_name_both_shapes(tmp_path):
     path = tmp_path / "m.pt"
     PolicyLearningAgent(0.9, 16, 5, 21).save_checkpoint(path)
-    with pytest.raises(AgentError, match=r"checkpoint is for observation size 21 and 5 actions, the agent has "
-                                         r"observation size 36 and 5 actions"):
+    with pytest.raises(AgentError, match=re.escape(
+            f"checkpoint is for observation size 21 and 5 actions, the agent has observation size 36 and 5 actions "
+            f"({path})")):
         PolicyLearningAgent(0.9, 16, 5, 36).load_checkpoint(path)
-    with pytest.raises(AgentError, match=r"checkpoint parameter 'policy_net.0.weight' has shape \(16, 21\), "
-                                         r"the agent's has shape \(32, 21\)"):
+    with pytest.raises(AgentError, match=re.escape(
+            f"checkpoint parameter 'policy_net.0.weight' has shape (16, 21), the agent's has shape (32, 21) ({path})")):
         PolicyLearningAgent(0.9, 32, 5, 21).load_checkpoint(path)
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(AgentError, match="cannot read checkpoint"):
+    with pytest.raises(AgentError, match=re.escape(
+            "cannot read checkpoint: not a file written by torch.save (UnpicklingError: Weights only load failed. "
+            "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` "
+            "to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can "
+            f"result in arbitrary code execution. Do it only if you got the file from a trusted source.) "
+            f"({tmp_path / 'junk.pt'})")):
         PolicyLearningAgent(0.9, 16, 5, 21).load_checkpoint(tmp_path / "junk.pt")
     torch.save({"weights": torch.zeros(2)}, tmp_path / "plain.pt")
-    with pytest.raises(AgentError, match="not an HDeepRM checkpoint"):
+    with pytest.raises(AgentError, match=re.escape(
+            f"not an HDeepRM checkpoint (no 'hdeeprm-checkpoint' manifest) ({tmp_path / 'plain.pt'})")):
         PolicyLearningAgent(0.9, 16, 5, 21).load_checkpoint(tmp_path / "plain.pt")
 
 

@@ -1,6 +1,7 @@
 """The Gymnasium environment: API contract, the toy's known outcomes, determinism, errors."""
 from __future__ import annotations
 
+import re
 import gymnasium
 import numpy as np
 import pytest
@@ -88,11 +89,13 @@ def test_whole_trace_terminates_with_every_job_ended():
 def test_actions_by_name_and_errors():
     env = HDeepRMEnv(TOY_OPTIONS, actions=["first-high_gflops", "void"])
     assert env.options.actions == [6 + 1, 36]
-    with pytest.raises(OptionsError, match="unknown core-selection policy 'fast'"):
+    with pytest.raises(OptionsError, match=re.escape(
+            "unknown core-selection policy 'fast' (valid: random, high_gflops, high_cores, high_mem, high_mem_bw, "
+            "low_power)")):
         HDeepRMEnv(TOY_OPTIONS, actions=["first-fast"])
-    with pytest.raises(OptionsError, match="max_steps must be >= 1, got 0"):
+    with pytest.raises(OptionsError, match="^max_steps must be >= 1, got 0$"):
         HDeepRMEnv(TOY_OPTIONS, max_steps=0)
-    with pytest.raises(gymnasium.error.ResetNeeded):
+    with pytest.raises(gymnasium.error.ResetNeeded, match=re.escape("call reset() before step()")):
         HDeepRMEnv(TOY_OPTIONS).step(0)
     env = HDeepRMEnv(TOY_OPTIONS)
     env.reset(seed=0)
