@@ -1,0 +1,31 @@
+"""Habits of the code base that a review asked for, kept by tests (ruff keeps the docstrings and print)."""
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "hdeeprm").rglob("*.py"))
+
+
+def test_docstrings_cite_nothing_outside_the_repository():
+    """Defect 7: sources are public documents or the project's own docs/, never the workplace's notes."""
+    outside = re.compile(r"DESIGN(\.md)? section|batsim-golden/README|STYLE\.md|\.\./shared")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for p in SOURCES
+            for i, line in enumerate(p.read_text().splitlines(), 1) if outside.search(line)]
+    assert hits == []
+    for doc in ("docs/model.rst", "docs/engine.rst"):
+        assert (ROOT / doc).is_file(), doc
+
+
+def test_counts_are_spelled_nb():
+    """Defect 11: one spelling for counts (Batsim's and the original HDeepRM's ``nb_``)."""
+    count = re.compile(r"(?<!\w)n_(?:cores|hosts|processors|nodes|jobs|busy|clusters|free|pstates|"
+                       r"actions|res|decisions)\b")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for p in SOURCES
+            for i, line in enumerate(p.read_text().splitlines(), 1) if count.search(line)]
+    assert hits == []
+
+
+def test_no_module_is_over_600_lines():
+    """The layout issue: every module can be read in one sitting."""
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in SOURCES}
+    assert {name: n for name, n in sizes.items() if n > 600} == {}
