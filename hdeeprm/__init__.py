@@ -12,13 +12,18 @@ Public surface (``from hdeeprm import ...``), grouped by the data flow:
 * errors: :class:`~hdeeprm.errors.HDeepRMError` and its subclasses
 
 Importing this package prints nothing, imports none of these modules (they
-load on first use, PEP 562), never imports torch, and registers the Gymnasium
-environment ``"hdeeprm/HDeepRM-v0"`` by its string entry point.
+load on first use, PEP 562), never imports torch or Gymnasium, and registers
+the Gymnasium environment ``"hdeeprm/HDeepRM-v0"`` by its string entry point:
+at once when Gymnasium is already loaded, else right after Gymnasium is first
+imported (so ``hdeeprm-launch`` does not pay for importing Gymnasium).
 """
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import logging
+import sys
 from typing import Any
 
 __version__ = "0.3.0"
@@ -51,6 +56,26 @@ def register_envs() -> None:
         gymnasium.register(id=ENV_ID, entry_point="hdeeprm.env.environment:HDeepRMEnv")
 
 
+class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
+    """Import hook: registers the environment as soon as the ``gymnasium`` package has loaded."""
+
+    def find_spec(self, name, path, target=None):
+        """Hand back Gymnasium's own spec, its loader wrapped to register the env afterwards."""
+        if name != "gymnasium":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            load = spec.loader.exec_module
+
+            def load_then_register(module) -> None:
+                load(module)
+                register_envs()
+
+            spec.loader.exec_module = load_then_register
+        return spec
+
+
 def __getattr__(name: str) -> Any:
     """The public names, imported from their modules on first access."""
     module = _EXPORTS.get(name)
@@ -64,4 +89,7 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-register_envs()
+if "gymnasium" in sys.modules:
+    register_envs()
+elif not any(isinstance(f, _RegisterAfterGymnasium) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterAfterGymnasium())

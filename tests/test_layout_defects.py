@@ -82,14 +82,17 @@ def test_swf_conversion_options_with_a_batsim_json_workload_are_rejected(tmp_pat
 
 
 def test_import_hdeeprm_exports_and_registers_without_heavy_imports():
-    """Defect 4: the public names, the env registered by ``import hdeeprm``, torch not imported."""
-    code = ("import sys, hdeeprm, gymnasium; "
+    """Defect 4: the public names; the env registered once Gymnasium loads; neither torch nor Gymnasium imported."""
+    code = ("import sys, hdeeprm; assert 'gymnasium' not in sys.modules; import gymnasium; "
             "assert 'hdeeprm/HDeepRM-v0' in gymnasium.registry; "
             "assert 'torch' not in sys.modules and 'hdeeprm.run.launch' not in sys.modules; "
             "names = [n for n in hdeeprm.__all__ if n not in ('ENV_ID', '__version__', 'register_envs')]; "
             "assert all(getattr(hdeeprm, n) is not None for n in names); print(len(names))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(done.stdout) == 12
+    first = subprocess.run([sys.executable, "-c", "import gymnasium, hdeeprm; "
+                            "print('hdeeprm/HDeepRM-v0' in gymnasium.registry)"], capture_output=True, text=True)
+    assert first.stdout == "True\n"
 
 
 def test_bare_make_runs_on_the_quickstart_inputs():
