@@ -29,10 +29,10 @@ def host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray]:
         hosts: Compute hosts, by host id.
 
     Returns:
-        ``(table, nb_pstates)``: ``table[k, p, h]`` is the speed (FLOP/s, k = SPEED), Idle
+        ``(table, nb_pstates)``: ``table[p, k, h]`` is the speed (FLOP/s, k = SPEED), Idle
         wattage (W, k = IDLE) or AllCores wattage (W, k = COMP) of host h in pstate p, float64
-        (3, max_pstates, nb_hosts); ``nb_pstates`` the number of pstates of each host, intp
-        (nb_hosts,).
+        (max_pstates, 3, nb_hosts), so that ``table[p]`` is one contiguous block; ``nb_pstates``
+        the number of pstates of each host, intp (nb_hosts,).
 
     Raises:
         PlatformError: No host, a host without pstate or with inconsistent table lengths, or a
@@ -40,7 +40,7 @@ def host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray]:
     """
     if not hosts:
         raise PlatformError("the platform must have at least one compute host, got 0")
-    table = np.full((3, max(len(h.speeds) for h in hosts), len(hosts)), np.nan)
+    table = np.full((max(len(h.speeds) for h in hosts), 3, len(hosts)), np.nan)
     nb_ps = np.empty(len(hosts), dtype=np.intp)
     for i, h in enumerate(hosts):
         k = len(h.speeds)
@@ -51,9 +51,9 @@ def host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray]:
         if not 0 <= h.initial_pstate < k:
             raise PlatformError(f"host {h.name!r}: initial pstate must be in [0, {k - 1}], "
                                 f"got {h.initial_pstate}")
-        table[SPEED, :k, i] = h.speeds
-        table[IDLE, :k, i] = h.idle_watts
-        table[COMP, :k, i] = h.computing_watts
+        table[:k, SPEED, i] = h.speeds
+        table[:k, IDLE, i] = h.idle_watts
+        table[:k, COMP, i] = h.computing_watts
         nb_ps[i] = k
     return table, nb_ps
 

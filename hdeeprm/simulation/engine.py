@@ -128,9 +128,9 @@ class Engine:
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job = np.full(n, -1, dtype=np.intp)
-        # _cur[k, h] = _table[k, pstate[h], h], updated in place: one gather of _cur[:, hosts]
-        # gives everything a job start or a pstate switch needs.
-        self._cur = self._table[:, self.pstate, np.arange(n)]
+        # _cur[k, h] = _table[pstate[h], k, h], updated in place: one gather of the columns
+        # ``hosts`` gives everything a job start or a pstate switch needs.
+        self._cur = np.ascontiguousarray(self._table[self.pstate, :, np.arange(n)].T)
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)
@@ -257,7 +257,7 @@ class Engine:
     # ------------------------------------------------------------------ job life cycle
     def _summarise(self, idx: np.ndarray) -> tuple[float, float, float]:
         """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of hosts ``idx``."""
-        block = self._cur.take(idx, axis=1)  # (take: half the cost of self._cur[:, idx])
+        block = self._cur.take(idx, axis=1)  # half the cost of self._cur[:, idx] (contiguous)
         if len(idx) <= SMALL:  # Python's min/sum over lists beat numpy's fixed reduction cost
             speed, idle, comp = block.tolist()
             return min(speed), sum(idle), sum(comp)
@@ -438,7 +438,7 @@ class Engine:
         for alloc, idx, p in groups:
             if recorder is not None:
                 recorder.switching(now)
-            new = self._table[:, p].take(idx, axis=1)
+            new = self._table[p].take(idx, axis=1)  # contiguous: take() would copy a strided one
             if account is not None:
                 account.switch_hosts(idx, new[IDLE])
             self._cur[:, idx] = new
