@@ -114,13 +114,14 @@ class QueueHeads:
             keys = self._keys(queue)
         else:
             keys = self._table[np.fromiter(map(_index_of, queue), dtype=np.intp, count=len(queue))]
+        firsts = keys.argmin(axis=0).tolist()   # first minimum per column: submission order breaks ties
         heads = {}
         for name, col in self._plan:
-            if col == -2:
-                res, mem = _RANDOM_HEAD
-                heads[name] = int(np.lexsort((keys[:, mem], keys[:, res]))[0])
+            if col >= 0:
+                heads[name] = firsts[col]
             elif col == -1:
                 heads[name] = 0
-            else:   # argmin returns the first minimum: submission order breaks ties
-                heads[name] = int(np.argmin(keys[:, col]))
+            else:
+                res, mem = _RANDOM_HEAD
+                heads[name] = int(np.lexsort((keys[:, mem], keys[:, res]))[0])
         return heads
