@@ -1,7 +1,8 @@
 """The embedded engine against real Batsim 4.2.1 runs (batsim-golden, ideal network).
 
 In-process equivalents of the golden decision processes (golden_schedulers.py) drive the
-engine; the outputs are compared by job_id with the tolerances of batsim-golden/README.md.
+engine; the outputs are compared by job_id within :data:`TOLERANCES` (per run: times in
+seconds, per-job energy absolute J / relative, consumed_joules relative; ``docs/engine.rst``).
 """
 from __future__ import annotations
 
