@@ -47,7 +47,7 @@ class WorkloadManager:
     Args:
         simulator: Where commands go (the embedded engine or the PyBatsim adapter).
         hierarchy: The platform's resource hierarchy; host id = core id.
-        actions: The action set: full action indices (0…35, :data:`~hdeeprm.decision.policies.VOID`
+        actions: The action set: full action indices (0…35, :data:`~hdeeprm.decision.actions.VOID`
             = 36), in the agent's order. Defaults to all 36 policy pairs, no void.
         seed: Seed of the random job and core selection policies.
         model: The contention model (HDeepRM's by default).

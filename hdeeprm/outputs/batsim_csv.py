@@ -28,7 +28,6 @@ Stretch, slowdown and consumed energy use the definitions of :mod:`hdeeprm.outpu
 from __future__ import annotations
 
 import itertools
-import math
 import os
 from pathlib import Path
 
@@ -97,6 +96,8 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
     jobs = result.workload.jobs
     name = result.workload.name
     start, finish, energy = result.start_time, result.finish_time, result.consumed_energy
+    submit = np.fromiter((j.subtime for j in jobs), dtype=np.float64, count=len(jobs))
+    stretch_of = slowdown(finish - submit, finish - start).tolist()   # one definition of the stretch
     lines = [JOBS_HEADER]
     for i in result.completion_order:
         job = jobs[i]
@@ -111,7 +112,7 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
         s, f = float(start[i]), float(finish[i])
         run = f - s
         turnaround = f - sub
-        stretch = turnaround / run if run > 0 else math.inf   # metrics.slowdown, one job
+        stretch = stretch_of[i]
         e = float(energy[i])
         if e != e:
             e = -1.0

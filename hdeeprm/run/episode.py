@@ -24,7 +24,7 @@ from hdeeprm.decision.view import StateView
 from hdeeprm.outputs.metrics import consumed_joules, summarize
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
-from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.engine import Engine, SimulationResult
 from hdeeprm.workload.model import Workload
 
 if TYPE_CHECKING:
@@ -94,10 +94,12 @@ class Episode:
 
         ``energy`` is Batsim's ``consumed_joules``: from the first submission to the last job end.
         """
-        e = self.engine
-        result = e.result()
+        return self._metrics(self.engine.result())
+
+    def _metrics(self, result: SimulationResult) -> dict[str, float | int]:
+        """:meth:`metrics` from a snapshot already taken."""
         energy = consumed_joules(result.first_submission_energy, result.last_completion_energy)
-        out = summarize(self.workload.jobs, e.state, e.start_time, e.finish_time,
+        out = summarize(self.workload.jobs, result.state, result.start_time, result.finish_time,
                         self.hierarchy.nb_cores, energy)
         out["decisions"] = self.manager.decisions
         out["void_overridden"] = self.manager.void_overridden
@@ -113,8 +115,9 @@ class Episode:
 
         outdir = Path(outdir)
         outdir.mkdir(parents=True, exist_ok=True)
-        write_outputs(outdir, self.engine.result(), prefix=prefix)
-        metrics = self.metrics()
+        result = self.engine.result()   # one snapshot for the CSVs and the summary
+        write_outputs(outdir, result, prefix=prefix)
+        metrics = self._metrics(result)
         (outdir / f"{prefix}_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
         over = self.manager.resources.overutilization_report(self.engine.now)
         (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
