@@ -48,6 +48,7 @@ import jsonschema
 
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
+from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
 from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
@@ -89,6 +90,7 @@ SCHEMA: dict[str, Any] = {
                     "selection": _SELECTION, "void": {"type": "boolean"}}},
                 "observation": {"enum": list(OBSERVATIONS.names())},
                 "queue_sensitivity": {"type": "number", "exclusiveMinimum": 0},
+                "start_strategy": {"enum": list(START_STRATEGIES.names())},
             }},
             "agent": {"type": "object", "additionalProperties": False, "properties": {
                 "type": {"enum": list(AGENT_TYPES)},
@@ -131,6 +133,8 @@ class Options:
         observation: Observation type, a name of
             :data:`~hdeeprm.env.observation.OBSERVATIONS` ["normal"].
         queue_sensitivity: Sensitivity s of the queue-variation observation [0.05].
+        start_strategy: Which of the ordered jobs a decision starts, a name of
+            :data:`~hdeeprm.decision.strategies.START_STRATEGIES` ["head_of_line"].
         agent_type: "CLASSIC" or "LEARNING" ["CLASSIC"].
         run: "train" or "test" ["test"].
         hidden: Hidden units of learning agents [128].
@@ -162,6 +166,7 @@ class Options:
     actions: list[int] = field(default_factory=lambda: list(range(VOID)))
     observation: str = DEFAULT_OBSERVATION
     queue_sensitivity: float = DEFAULT_QUEUE_SENSITIVITY
+    start_strategy: str = DEFAULT_START_STRATEGY
     agent_type: str = "CLASSIC"
     run: str = "test"
     hidden: int = 128
@@ -203,6 +208,7 @@ _KEY_PATHS: dict[tuple[str, ...], str] = {
     ("pybatsim", "log_level"): "log_level",
     ("pybatsim", "env", "objective"): "objective", ("pybatsim", "env", "observation"): "observation",
     ("pybatsim", "env", "queue_sensitivity"): "queue_sensitivity",
+    ("pybatsim", "env", "start_strategy"): "start_strategy",
     ("pybatsim", "agent", "type"): "agent_type", ("pybatsim", "agent", "run"): "run",
     ("pybatsim", "agent", "hidden"): "hidden", ("pybatsim", "agent", "lr"): "lr",
     ("pybatsim", "agent", "gamma"): "gamma",

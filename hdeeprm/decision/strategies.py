@@ -57,3 +57,12 @@ START_STRATEGIES: Registry[type[StartStrategy]] = Registry("start strategy")
 START_STRATEGIES.register(HeadOfLine.name, HeadOfLine)
 #: The strategy used when none is named (the original HDeepRM's).
 DEFAULT_START_STRATEGY = HeadOfLine.name
+
+
+def make_start_strategy(name: str) -> StartStrategy:
+    """A fresh start strategy of the given name (see :data:`START_STRATEGIES`).
+
+    Raises:
+        OptionsError: an unknown name (lists the valid ones and the closest).
+    """
+    return START_STRATEGIES[name]()

@@ -26,6 +26,7 @@ from hdeeprm.config.build import build_platform, build_workload
 from hdeeprm.config.options import QUICKSTART_PLATFORM, QUICKSTART_WORKLOAD, Options, load_options
 from hdeeprm.decision.actions import VOID, parse_action
 from hdeeprm.decision.contention import make_contention_model
+from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm.env.observation import make_observer
 from hdeeprm.env.reward import make_reward
 from hdeeprm.errors import OptionsError
@@ -213,7 +214,8 @@ class HDeepRMEnv(gymnasium.Env):
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(2**31 - 1))
         self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
-                               record=False, model=make_contention_model(self.options.contention))
+                               record=False, model=make_contention_model(self.options.contention),
+                               strategy=make_start_strategy(self.options.start_strategy))
         self.steps = 0
         self._decision = self.episode.advance()
         return self.observer(self.episode.view), self._info()

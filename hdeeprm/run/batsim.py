@@ -20,6 +20,7 @@ import numpy as np
 from hdeeprm.agents.base import Agent
 from hdeeprm.config.options import Options
 from hdeeprm.decision.contention import make_contention_model
+from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.view import StateView
 from hdeeprm.outputs.metrics import summarize
@@ -61,6 +62,7 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
     def on_batch_factory(port):
         manager = WorkloadManager(port, hierarchy, actions=options.actions, seed=options.seed,
                                   model=make_contention_model(options.contention),
+                                  strategy=make_start_strategy(options.start_strategy),
                                   has_future_events=port.has_pending_events, jobs=workload.jobs)
         managers.append(manager)
         view = StateView(manager, workload, port.progress)

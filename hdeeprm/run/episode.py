@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from hdeeprm.decision.contention import ContentionModel
 from hdeeprm.decision.manager import WorkloadManager
-from hdeeprm.decision.strategies import StartStrategy
+from hdeeprm.decision.strategies import StartStrategy, make_start_strategy
 from hdeeprm.decision.view import StateView
 from hdeeprm.outputs.metrics import consumed_joules, summarize
 from hdeeprm.run.loop import Observer, RewardFn, decide
@@ -132,7 +132,7 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
     Args:
         hierarchy: The platform.
         workload: The jobs.
-        options: The run's options (``actions`` and ``seed`` are used).
+        options: The run's options (``actions``, ``seed`` and ``start_strategy`` are used).
         agent: Decides at every decision point (:func:`hdeeprm.run.loop.decide`).
         record: Keep the logs needed by the Batsim-format outputs.
         observer: Builds the agent's observation (float32, (observation_size,)), or None.
@@ -146,7 +146,8 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
     Raises:
         AgentError: the agent returned something that is not an action of the set.
     """
-    episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model)
+    episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model,
+                      strategy=make_start_strategy(options.start_strategy))
     manager, view = episode.manager, episode.view
     total, shown = 0.0, 0
     while episode.advance():

@@ -34,7 +34,7 @@ def test_unknown_key_is_rejected_with_a_suggestion(tmp_path):
     with pytest.raises(OptionsError) as err:
         load_options(path)
     assert str(err.value) == (f"unknown key 'objectve' (did you mean 'objective'?) in pybatsim.env; valid keys: "
-                              f"objective, actions, observation, queue_sensitivity ({path})")
+                              f"objective, actions, observation, queue_sensitivity, start_strategy ({path})")
 
 
 def test_bad_objective_lists_the_valid_ones():
@@ -89,3 +89,10 @@ def test_every_default_is_written_once():
         convert.DEFAULT_ENFORCE_WALLTIME, convert.DEFAULT_MEM_BW_CHOICES)
     parsed = parse_options({"seed": 7})
     assert parsed.given == {"seed"} and parsed.to_dict() == {**o.to_dict(), "seed": 7, "given": ["seed"]}
+
+
+def test_start_strategy_defaults_to_head_of_line_and_rejects_unknown_names():
+    assert parse_options({}).start_strategy == "head_of_line"
+    assert parse_options({"pybatsim": {"env": {"start_strategy": "head_of_line"}}}).given >= {"start_strategy"}
+    with pytest.raises(OptionsError, match=r"pybatsim.env.start_strategy must be one of head_of_line"):
+        parse_options({"pybatsim": {"env": {"start_strategy": "head_of_lin"}}})
