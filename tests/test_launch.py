@@ -122,3 +122,32 @@ def test_bad_options_exit_2_with_the_file_named(tmp_path, capsys):
     assert main([str(bad), "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "unknown core-selection policy 'fastest'" in err and "bad.json" in err
+
+
+def test_batsim_path_refuses_training_options(tmp_path, capsys):
+    # One Batsim process runs one episode: -nr and -om are refused, never silently ignored.
+    code = main([str(QUICKSTART), "-o", str(tmp_path), "--quiet", "--simulator", "batsim", "--batsim", "batsim",
+                 "-nr", "2", "-om", str(tmp_path / "m.pt")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        "--simulator batsim runs one episode and trains nothing: drop -nr and -om, or use the embedded simulator")
+    assert not (tmp_path / "m.pt").exists()
+
+
+def test_batsim_path_seeds_a_learning_agent_like_the_embedded_path(tmp_path):
+    # The same seed gives the same sampled actions on both paths, hence the same schedule and energy.
+    pytest.importorskip("batsim.batsim")
+    pytest.importorskip("torch")
+    if shutil.which("hdeeprm-batsim") is None:
+        pytest.skip("hdeeprm-batsim is not on PATH")
+    options = ROOT / "examples" / "learning" / "learning.json"
+    agent = str(ROOT / "examples" / "agents" / "reinforce.py")
+    embedded = launch(str(options), agent_path=agent, outdir=tmp_path / "embedded", quiet=True)
+    batsim = launch(str(options), agent_path=agent, outdir=tmp_path / "batsim", quiet=True, simulator="batsim",
+                    batsim="hdeeprm-batsim")
+    emb = json.loads((tmp_path / "embedded" / "out_metrics.json").read_text())
+    bat = json.loads((tmp_path / "batsim" / "out_metrics.json").read_text())
+    assert emb.keys() == bat.keys()   # one metrics code for both paths (void_overridden included)
+    for key in ("makespan", "energy", "decisions", "void_overridden", "max_slowdown", "mean_waiting_time"):
+        assert bat[key] == pytest.approx(emb[key], rel=1e-9), key
+    assert batsim.metrics[-1]["makespan"] == embedded.metrics[-1]["makespan"]

@@ -16,6 +16,7 @@ import argparse
 import sys
 
 from hdeeprm.cli import guarded
+from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.simulation.batsim.server import DEFAULT_ENDPOINT
 
 
@@ -32,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "Batsim's output files. Computation-only profiles: delay, "
                     "parallel_homogeneous with com = 0.")
     p.add_argument("-p", "--platform", required=True, help="SimGrid XML platform file")
+    p.add_argument("-m", "--master-host", default=DEFAULT_MASTER_HOST,
+                   help=f"host that gets Batsim's 'master' role (default {DEFAULT_MASTER_HOST})")
     p.add_argument("-w", "--workload", required=True, action="append",
                    help="Batsim JSON workload file (exactly one)")
     p.add_argument("-s", "--socket-endpoint", default=DEFAULT_ENDPOINT,
@@ -76,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def serve() -> None:
         result = run_server(args.platform, args.workload[0], endpoint=args.socket_endpoint,
-                            export=args.export, energy=args.energy, timeout=args.timeout, log=log)
+                            master_host=args.master_host, export=args.export, energy=args.energy,
+                            timeout=args.timeout, log=log)
         if args.verbosity != "quiet":
             n = len(result.workload.jobs)
             print(f"hdeeprm-batsim: simulation of {n} jobs done, outputs {args.export}_*.csv",

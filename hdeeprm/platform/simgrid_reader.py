@@ -12,8 +12,12 @@ network). Sources: SimGrid 3.32 platform description
 * ``speed``: comma-separated pstate speeds with SimGrid units ("4Gf, 3Gf, 0.001f");
 * ``wattage_per_state``: one ``Idle:AllCores`` (or ``Idle:OneCore:AllCores``) entry per pstate;
   absent → 0 W (SimGrid's default);
-* the master host (property ``role`` = ``master``, or a name starting with ``master_host``) is
-  excluded; the hosts are returned sorted byte-wise by name, which is Batsim's id order.
+* roles follow Batsim 4.2.1 (``src/machines.cpp``, ``src/permissions.cpp``): the host named by
+  ``--master-host`` (default ``master_host``) gets the role ``master``, appended after a comma to
+  a ``role`` property it already has; the resulting role must be empty (a compute node),
+  ``master``, ``compute_node`` or ``storage``, so ``role=master`` on ``master_host`` itself
+  ("master,master") is an error, as are two master hosts or none. The master and storage hosts
+  are excluded; the compute hosts are returned sorted byte-wise by name, which is Batsim's id order.
 """
 from __future__ import annotations
 
@@ -115,15 +119,44 @@ def _radical_numbers(text: str, where: str) -> list[int]:
     return numbers
 
 
-def _is_master(host: HostSpec) -> bool:
-    return host.properties.get("role") == "master" or host.name.startswith("master_host")
+#: Batsim's default ``-m/--master-host``: the host that runs Batsim's server.
+DEFAULT_MASTER_HOST = "master_host"
+#: The roles Batsim 4.2.1 can create from a host's ``role`` string ("" is a compute node).
+BATSIM_ROLES = ("master", "compute_node", "storage")
 
 
-def read_simgrid_platform(path: str | os.PathLike) -> list[HostSpec]:
+def host_role(host: HostSpec, master_host: str = DEFAULT_MASTER_HOST) -> str:
+    """The role Batsim 4.2.1 gives ``host``: its ``role`` property, plus ``master`` for the master host.
+
+    Args:
+        host: A host read from the platform.
+        master_host: Batsim's ``--master-host`` name.
+
+    Returns:
+        ``""`` (a compute node), ``"master"``, ``"compute_node"`` or ``"storage"``.
+
+    Raises:
+        PlatformError: the combined role is not one Batsim can create, e.g. ``master,master`` when
+            ``master_host`` carries ``role=master`` itself (Batsim aborts on it).
+    """
+    role = host.properties.get("role")
+    if host.name == master_host:
+        role = "master" if role is None else f"{role},master"
+    role = role or ""
+    if role and role not in BATSIM_ROLES:
+        how = (" (its role property plus the 'master' role Batsim gives the --master-host): remove the "
+               "property" if host.name == master_host else "")
+        raise PlatformError(f"host {host.name!r} has role {role!r}{how}; Batsim 4.2.1 accepts one of "
+                            f"{', '.join(BATSIM_ROLES)}")
+    return role
+
+
+def read_simgrid_platform(path: str | os.PathLike, master_host: str = DEFAULT_MASTER_HOST) -> list[HostSpec]:
     """Read the compute hosts of a SimGrid XML platform in Batsim id order.
 
     Args:
         path: A SimGrid XML platform file (version 4.x).
+        master_host: Batsim's ``-m/--master-host`` (it gets the role ``master``, see :func:`host_role`).
 
     Returns:
         The compute hosts (master host excluded), sorted byte-wise by name: element ``i`` is
@@ -131,7 +164,7 @@ def read_simgrid_platform(path: str | os.PathLike) -> list[HostSpec]:
 
     Raises:
         PlatformError: Unreadable or malformed XML, a bad speed/pstate/wattage/radical, duplicate
-            host names, or no compute host.
+            host names, a role Batsim rejects, no master host or two, or no compute host.
     """
     source = os.fspath(path)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
@@ -159,7 +192,11 @@ def read_simgrid_platform(path: str | os.PathLike) -> list[HostSpec]:
         for number in _radical_numbers(radical, where):
             hosts.append(_make_host(f"{prefix}{number}{suffix}", element.get("speed"),
                                     element.get("pstate"), dict(props), where))
-    compute = [h for h in hosts if not _is_master(h)]
+    try:
+        roles = [host_role(h, master_host) for h in hosts]
+    except PlatformError as exc:
+        raise PlatformError(str(exc), path=source) from None
+    compute = [h for h, role in zip(hosts, roles) if role in ("", "compute_node")]
     compute.sort(key=lambda h: h.name.encode("utf-8"))
     for a, b in zip(compute, compute[1:]):
         if a.name == b.name:
@@ -167,4 +204,9 @@ def read_simgrid_platform(path: str | os.PathLike) -> list[HostSpec]:
     if not compute:
         raise PlatformError("the platform must have at least one compute host (not master_host), "
                             "got none", path=source)
+    masters = [h.name for h, role in zip(hosts, roles) if role == "master"]
+    if len(masters) != 1:
+        found = f"got {len(masters)}: {', '.join(masters)}" if masters else "got none"
+        raise PlatformError(f"Batsim 4.2.1 needs exactly one master host (property role=master, or the host "
+                            f"named {master_host!r}), {found}", path=source)
     return compute

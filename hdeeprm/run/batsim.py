@@ -11,7 +11,6 @@ starts the ``batsim`` binary on a free loopback port and runs the same
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
 
@@ -23,8 +22,8 @@ from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.view import StateView
-from hdeeprm.outputs.metrics import summarize
 from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.run.episode import decision_metrics, write_decision_outputs
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.workload.model import JobState, Workload
 
@@ -86,12 +85,8 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
     for i, t in sched.finish_time.items():
         finish[i] = t
     energy = _consumed_joules(run.outdir)
-    metrics = summarize(workload.jobs, states, start, finish, hierarchy.nb_cores, energy)
-    metrics["decisions"] = managers[0].decisions if managers else 0
-    (outdir / "out_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    if managers:
-        over = managers[0].resources.overutilization_report(float(np.nanmax(finish)) if n else 0.0)
-        (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
+    metrics = decision_metrics(managers[0], workload, states, start, finish, energy)
+    write_decision_outputs(outdir, metrics, managers[0], float(np.nanmax(finish)) if n else 0.0)
     return metrics
 
 

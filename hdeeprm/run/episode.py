@@ -99,11 +99,8 @@ class Episode:
     def _metrics(self, result: SimulationResult) -> dict[str, float | int]:
         """:meth:`metrics` from a snapshot already taken."""
         energy = consumed_joules(result.first_submission_energy, result.last_completion_energy)
-        out = summarize(self.workload.jobs, result.state, result.start_time, result.finish_time,
-                        self.hierarchy.nb_cores, energy)
-        out["decisions"] = self.manager.decisions
-        out["void_overridden"] = self.manager.void_overridden
-        return out
+        return decision_metrics(self.manager, self.workload, result.state, result.start_time, result.finish_time,
+                                energy)
 
     def write_outputs(self, outdir: str | Path, prefix: str = "out") -> dict[str, float | int]:
         """Write the Batsim-format CSVs, the metrics summary and ``overutilizations.json``.
@@ -118,10 +115,43 @@ class Episode:
         result = self.engine.result()   # one snapshot for the CSVs and the summary
         write_outputs(outdir, result, prefix=prefix)
         metrics = self._metrics(result)
-        (outdir / f"{prefix}_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-        over = self.manager.resources.overutilization_report(self.engine.now)
-        (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
+        write_decision_outputs(outdir, metrics, self.manager, self.engine.now, prefix=prefix)
         return metrics
+
+
+def decision_metrics(manager: WorkloadManager, workload: Workload, state, start, finish,
+                     energy: float) -> dict[str, float | int]:
+    """The metrics summary of a finished simulation, whichever simulator ran it.
+
+    Args:
+        manager: The decision system that scheduled it (its counters are added).
+        workload: The jobs, in id order.
+        state, start, finish: Per job: final :class:`~hdeeprm.workload.model.JobState`, starting
+            and finish times (s, NaN when the job never ran), each of length ``len(workload.jobs)``.
+        energy: Batsim's ``consumed_joules`` (J).
+
+    Returns:
+        :func:`hdeeprm.outputs.metrics.summarize`'s dict plus ``decisions`` and ``void_overridden``.
+    """
+    out = summarize(workload.jobs, state, start, finish, manager.hierarchy.nb_cores, energy)
+    out["decisions"] = manager.decisions
+    out["void_overridden"] = manager.void_overridden
+    return out
+
+
+def write_decision_outputs(outdir: Path, metrics: dict, manager: WorkloadManager, end: float,
+                           prefix: str = "out") -> None:
+    """Write HDeepRM's own outputs beside Batsim's: ``{prefix}_metrics.json`` and ``overutilizations.json``.
+
+    Args:
+        outdir: The run's output folder.
+        metrics: The summary of :func:`decision_metrics`.
+        manager: The decision system (its memory-bandwidth over-subscription record).
+        end: Simulated time the record is closed at (s).
+    """
+    (outdir / f"{prefix}_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    over = manager.resources.overutilization_report(end)
+    (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
 
 
 def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,

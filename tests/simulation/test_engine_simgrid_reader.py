@@ -62,6 +62,15 @@ def test_cluster_expansion_three_value_wattage_and_master_role(tmp_path):
     assert (hosts[0].idle_watts, hosts[0].computing_watts) == ((10.0, 5.0), (20.0, 9.0))
 
 
+def test_roles_follow_batsim_storage_hosts_and_other_master_names(tmp_path):
+    # A host merely named like the master is a compute node; storage hosts are not compute hosts;
+    # -m names another master host.
+    path = write(tmp_path, """
+    <host id="master_host0" speed="1Gf"/><host id="disk" speed="1Gf"><prop id="role" value="storage"/></host>
+    <host id="n1" speed="1Gf"><prop id="role" value="compute_node"/></host><host id="boss" speed="1Gf"/>""")
+    assert [h.name for h in read_simgrid_platform(path, master_host="boss")] == ["master_host0", "n1"]
+
+
 @pytest.mark.parametrize("text, value", [("4Gf", 4e9), ("0.001f", 0.001), ("98.095Mf", 98.095e6),
                                          ("1e9", 1e9), ("1.5kflops", 1500.0), ("2Tf", 2e12)])
 def test_speed_units(text, value):
@@ -80,6 +89,17 @@ def test_speed_units(text, value):
     ('<host id="master_host" speed="1Gf"/>',
      "the platform must have at least one compute host (not master_host), got none ({p})"),
     ('<host id="a" speed="1Gf"/><host id="a" speed="1Gf"/>', "host names must be unique, got 'a' twice ({p})"),
+    # Batsim 4.2.1 appends 'master' to the --master-host's own role property and aborts on the result.
+    ('<host id="a" speed="1Gf"/><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>',
+     "host 'master_host' has role 'master,master' (its role property plus the 'master' role Batsim gives the "
+     "--master-host): remove the property; Batsim 4.2.1 accepts one of master, compute_node, storage ({p})"),
+    ('<host id="a" speed="1Gf"><prop id="role" value="boss"/></host><host id="master_host" speed="1Gf"/>',
+     "host 'a' has role 'boss'; Batsim 4.2.1 accepts one of master, compute_node, storage ({p})"),
+    ('<host id="a" speed="1Gf"/>', "Batsim 4.2.1 needs exactly one master host (property role=master, or the "
+     "host named 'master_host'), got none ({p})"),
+    ('<host id="a" speed="1Gf"/><host id="master_host" speed="1Gf"/><host id="b" speed="1Gf">'
+     '<prop id="role" value="master"/></host>', "Batsim 4.2.1 needs exactly one master host (property "
+     "role=master, or the host named 'master_host'), got 2: master_host, b ({p})"),
     ('<host id="a" speed="1Gf">', "malformed XML: "),
 ])
 def test_malformed_platforms(tmp_path, body, message):

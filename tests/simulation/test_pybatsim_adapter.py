@@ -288,3 +288,68 @@ def test_the_adapter_names_what_it_cannot_handle():
     with pytest.raises(ProtocolError, match=exact("Batsim has 3 compute resources, the HDeepRM "
                                                   "platform 2")):
         adapter.onSimulationBegins()
+
+
+@pytest.mark.parametrize("messages, core_of_e", [
+    ([["a", "c"]], "2"),      # one message, as the embedded engine batches: e takes the fastest free core
+    ([["c"], ["a"]], "0"),    # Batsim split them (docs/engine.rst): e starts at the first, on the slow core
+    ([["a"], ["c"]], "2"),
+])
+def test_same_time_completions_split_in_two_messages_give_two_decisions(toy_hierarchy, messages, core_of_e):
+    # The toy platform: cores 0-1 at 4 GFLOP/s, 2-3 at 4.4. Policy first-high_gflops. a, b, c, d fill the
+    # cores at t = 0 (a -> 2, b -> 3, c -> 0, d -> 1), e waits from t = 1; a and c both end at t = 10.
+    from hdeeprm.agents.base import ClassicAgent
+    from hdeeprm.decision.actions import action_index
+    from hdeeprm.decision.manager import WorkloadManager
+    from hdeeprm.decision.view import StateView
+    from hdeeprm.run.loop import decide
+
+    delay = Profile("d", "delay", delay=100.0)
+    jobs = [Job(i, name, 0.0 if name != "e" else 1.0, 1, -1.0, delay) for i, name in enumerate("abcde")]
+    workload = Workload(jobs, nb_res=4)
+
+    def factory(port):
+        manager = WorkloadManager(port, toy_hierarchy, actions=[action_index("first", "high_gflops")],
+                                  has_future_events=port.has_pending_events, jobs=jobs)
+        view = StateView(manager, workload, port.progress)
+
+        def on_batch(now, submitted, completed):
+            if manager.on_batch(now, submitted, completed):
+                decide(manager, view, ClassicAgent(), None, None)
+        return on_batch
+
+    adapter = PyBatsimAdapter(workload, factory, hosts=toy_hierarchy.host_specs())
+    adapter.bs = bs = FakeBatsim(4)
+    adapter.onSimulationBegins()
+    pyjobs = {name: bs.submit(adapter, f"w0!{name}") for name in "abcd"}
+    adapter.onNoMoreEvents()
+
+    def starts():   # the EXECUTE_JOB commands sent so far (pstate changes left out)
+        return [s for s in bs.sent if s[0] == "EXECUTE_JOB"]
+    assert starts() == [("EXECUTE_JOB", "w0!a", "2"), ("EXECUTE_JOB", "w0!b", "3"),
+                        ("EXECUTE_JOB", "w0!c", "0"), ("EXECUTE_JOB", "w0!d", "1")]
+    bs.now = 1.0
+    bs.submit(adapter, "w0!e")
+    adapter.onNoMoreEvents()                  # nothing free: e waits
+    assert len(starts()) == 4
+    bs.now = 10.0
+    for message in messages:
+        for name in message:
+            pyjobs[name].finish_time, pyjobs[name].job_state = 10.0, SimpleNamespace(name="COMPLETED_SUCCESSFULLY")
+            adapter.onJobCompletion(pyjobs[name])
+        adapter.onNoMoreEvents()
+    assert starts()[4:] == [("EXECUTE_JOB", "w0!e", core_of_e)]
+
+
+def test_the_embedded_engine_gives_same_time_completions_in_one_batch(toy_hierarchy, toy_options):
+    # The scenario above on the embedded engine: a and c end together at t = 10, one decision, e on core 2.
+    from hdeeprm.agents.base import ClassicAgent
+    from hdeeprm.decision.actions import action_index
+    from hdeeprm.run.episode import run_episode
+
+    jobs = [Job(i, name, 0.0 if name != "e" else 1.0, 1, -1.0,
+                Profile("d", "delay", delay=10.0 if name in "ac" else 100.0)) for i, name in enumerate("abcde")]
+    options = toy_options.replace(actions=[action_index("first", "high_gflops")], seed=0)
+    episode, _ = run_episode(toy_hierarchy, Workload(jobs, nb_res=4), options, ClassicAgent())
+    result = episode.engine.result()
+    assert (result.start_time[4], tuple(result.allocation[4])) == (10.0, (2,))

@@ -239,3 +239,22 @@ def test_cli_rejects_bad_options(capsys, argv, message):
     with pytest.raises(SystemExit, match=exact("2")):
         batsim_main(["-p", "x.xml", "-w", "a.json", *argv])
     assert capsys.readouterr().err.splitlines()[-1] == f"hdeeprm-batsim: error: {message}"
+
+
+def test_cli_rejects_the_master_role_real_batsim_aborts_on_and_honours_master_host(tmp_path, capsys):
+    # Batsim 4.2.1 appends 'master' (its -m host, default master_host) to a role property the host
+    # already has and aborts on "master,master"; HDeepRM's XML export used to write exactly that.
+    platform = tmp_path / "p.xml"
+    platform.write_text('<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full">\n'
+                        '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>\n'
+                        '<host id="h0" speed="1Gf"/></zone></platform>\n')
+    workload = tmp_path / "w.json"
+    workload.write_text('{"nb_res": 1, "jobs": [], "profiles": {}}')
+    code = batsim_main(["-p", str(platform), "-w", str(workload), "-e", str(tmp_path / "out")])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "hdeeprm-batsim: error: host 'master_host' has role 'master,master' (its role property plus the 'master' "
+        "role Batsim gives the --master-host): remove the property; Batsim 4.2.1 accepts one of master, "
+        f"compute_node, storage ({platform})\n")
+    # With -m naming another host, master_host is the only master (by its property), h0 a compute node.
+    assert [h.name for h in read_simgrid_platform(platform, master_host="nobody")] == ["h0"]

@@ -40,6 +40,7 @@ from procset import ProcSet
 from hdeeprm.errors import HDeepRMError, OptionsError, ProtocolError, SimulationError
 from hdeeprm.simulation.batsim import protocol as P
 from hdeeprm.platform.hosts import HostSpec
+from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
 
 #: Default endpoint, Batsim's own default port on the loopback interface
@@ -346,7 +347,7 @@ def split_export_prefix(export: str | Path) -> tuple[Path, str]:
 def run_server(platform: str | Path, workload_path: str | Path, *,
                endpoint: str = DEFAULT_ENDPOINT, export: str | Path = "out",
                energy: bool = False, timeout: float | None = None,
-               log: Callable[[str], None] | None = None) -> Any:
+               log: Callable[[str], None] | None = None, master_host: str = DEFAULT_MASTER_HOST) -> Any:
     """Read Batsim inputs, serve one simulation to a decision process, write Batsim outputs.
 
     The equivalent of ``batsim -p platform -w workload -s endpoint -e export [-E]``.
@@ -361,6 +362,7 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
             is -1 and ``consumed_joules`` 0, as Batsim writes.
         timeout: Seconds to wait for each reply (``None`` = forever).
         log: Message logger, see :func:`serve`.
+        master_host: The host given Batsim's ``master`` role (``-m``; Batsim's default ``master_host``).
 
     Returns:
         The engine's ``result()`` (also written with
@@ -375,7 +377,7 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
     from hdeeprm.platform.simgrid_reader import read_simgrid_platform
     from hdeeprm.workload.batsim_json import read_batsim_workload
 
-    hosts = read_simgrid_platform(platform)
+    hosts = read_simgrid_platform(platform, master_host=master_host)
     workload = read_batsim_workload(workload_path)
     engine = Engine(hosts, workload, energy=energy, record=True)
     session = BatsimSession(engine, workload, hosts, workload_path=workload_path, energy=energy)
