@@ -47,8 +47,9 @@ class WorkloadManager:
     Args:
         simulator: Where commands go (the embedded engine or the PyBatsim adapter).
         hierarchy: The platform's resource hierarchy; host id = core id.
-        actions: The action set: full action indices (0…35, :data:`~hdeeprm.decision.actions.VOID`
-            = 36), in the agent's order. Defaults to all 36 policy pairs, no void.
+        actions: The action set: full action indices (:mod:`hdeeprm.decision.actions`;
+            :data:`~hdeeprm.decision.actions.VOID` = 36), in the agent's order. Defaults
+            to the original 36 policy pairs, no void.
         seed: Seed of the random job and core selection policies.
         model: The contention model (HDeepRM's by default).
         strategy: The start strategy (head-of-line by default).
@@ -87,7 +88,7 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
-        self._heads = QueueHeads(jobs)
+        self._heads = QueueHeads(jobs, [p[0] for p in self._pairs if p is not None])
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.nb_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
@@ -173,7 +174,7 @@ class WorkloadManager:
         return self._start(*pair)
 
     def _start(self, job_policy: str, core_policy: str) -> int:
-        ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng)
+        ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now)
         select, allocate, execute = self.selector.select, self.resources.allocate, self.sim.execute_job
 
         def place(job: Job) -> bool:
@@ -214,7 +215,7 @@ class WorkloadManager:
         """
         mask = np.zeros(len(self._pairs), dtype=bool)
         queue = self.queue
-        heads = self._heads(queue) if queue else {}
+        heads = self._heads(queue, self.now) if queue else {}
         fits: dict[int, bool] = {}
         for i, pair in enumerate(self._pairs):
             if pair is None:
