@@ -26,6 +26,7 @@ Decision rules (the original HDeepRM's, Herrera et al. 2019; ``docs/model.rst``,
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -92,6 +93,13 @@ class WorkloadManager:
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.nb_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
+        self.core_policy = ""   # core selection of the decision being applied
+        self.strategy.bind(self)
+
+    @property
+    def pairs(self) -> list[tuple[str, str] | None]:
+        """The action set as ``(job policy, core policy)`` pairs (None for void), in action order."""
+        return list(self._pairs)
 
     # ------------------------------------------------------------------ events
     def on_batch(self, now: float, submitted: Sequence[Job], completed: Sequence[Job]) -> bool:
@@ -106,11 +114,14 @@ class WorkloadManager:
             True when a decision is due (see the module docstring).
         """
         self.now = now
+        ended = []
         for job in completed:
             entry = self.running.pop(job.index, None)
             if entry is None:
                 continue
+            ended.append(entry)
             self._switch(self.resources.release(job, entry[1], now))
+        nb_queued = len(self.queue)
         for job in submitted:
             reason = self.never_fits(job)
             if reason is None:
@@ -118,6 +129,7 @@ class WorkloadManager:
             else:
                 self.rejected.append((job, reason))
                 self.sim.reject_job(job, reason)
+        self.strategy.on_batch(now, self.queue[nb_queued:], ended)
         return bool(self.queue) and self.resources.nb_free > 0 and bool(submitted or completed)
 
     def never_fits(self, job: Job) -> str | None:
@@ -176,9 +188,11 @@ class WorkloadManager:
     def _start(self, job_policy: str, core_policy: str) -> int:
         ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now)
         select, allocate, execute = self.selector.select, self.resources.allocate, self.sim.execute_job
+        self.core_policy = core_policy
 
-        def place(job: Job) -> bool:
-            cores = select(job, core_policy)
+        def place(job: Job, cores: np.ndarray | None = None) -> bool:
+            if cores is None:
+                cores = select(job, core_policy)
             if cores is None:
                 return False
             self._switch(allocate(job, cores, self.now))
@@ -188,7 +202,7 @@ class WorkloadManager:
 
         started = self.strategy.start(ordered, place)
         if started:
-            if ordered is self.queue and started[-1] is self.queue[len(started) - 1]:
+            if ordered is self.queue and all(map(operator.is_, started, self.queue)):
                 del self.queue[:len(started)]   # the started jobs are a prefix of the queue
             else:
                 gone = {job.index for job in started}
