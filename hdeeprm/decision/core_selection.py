@@ -18,7 +18,19 @@ name              cores taken first
 ``high_mem``      node with the most free memory
 ``high_mem_bw``   processor with the most remaining memory bandwidth
 ``low_power``     lowest power per core (W)
+``contiguous``    the lowest-numbered run of consecutive free cores long
+                  enough for the job, its lowest cores (first fit over
+                  contiguous ranges: the "rectangle" allocation of PyBatsim
+                  3.2.1's ``easyBackfill`` scheduler, ``allocJobFCFS``)
 ================  ==========================================================
+
+The first six are the original HDeepRM's (action indices 0-35); ``contiguous``
+was added for the comparison with Batsim schedulers (action indices above 36).
+With a memory demand, ``contiguous`` uses a run only if the nodes of the cores it
+would take have the memory; otherwise it tries the next run. Under the
+``easy_backfilling`` start strategy, ``contiguous`` follows PyBatsim's free-space
+list exactly, which also remembers at which end of a free range the last job
+ended (:mod:`hdeeprm.decision.backfilling`).
 
 A candidate core is free and its node still has the job's memory per core
 (memory is a hard per-node limit, :mod:`hdeeprm.decision.contention`). Every
@@ -35,7 +47,7 @@ from hdeeprm.workload.model import Job
 #: The core-selection policies (name -> name of the :class:`CoreSelector` method), in
 #: action-index order.
 CORE_SELECTIONS: Registry[str] = Registry("core-selection policy")
-for _name in ("random", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power"):
+for _name in ("random", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power", "contiguous"):
     CORE_SELECTIONS.register(_name, "_" + _name)
 
 
@@ -92,6 +104,15 @@ class CoreSelector:
 
     def _high_mem_bw(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
         return self._dynamic(job, cand, cap, by_node=False)
+
+    def _contiguous(self, job: Job, cand: np.ndarray, cap: np.ndarray | None):
+        for first, last in free_runs(cand):
+            if last - first + 1 < job.res:
+                continue
+            cores = np.arange(first, first + job.res, dtype=np.int64)
+            if cap is None or fits_capacity(self.resources.hierarchy.core_node[cores], cap):
+                return cores
+        return None
 
     def _ordered(self, job: Job, order: np.ndarray, cand: np.ndarray, cap: np.ndarray | None):
         cores = order[cand[order]]
@@ -159,6 +180,25 @@ class CoreSelector:
                         avail[procs] = 0
                         masked[procs] = -np.inf
         return taken
+
+
+def free_runs(free: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive True values, ascending.
+
+    Args:
+        free: bool, shape (nb_cores,).
+
+    Returns:
+        ``[(first core, last core), ...]`` (inclusive bounds).
+    """
+    edges = np.diff(np.concatenate(([0], free.view(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+def fits_capacity(nodes: np.ndarray, cap: np.ndarray) -> bool:
+    """Whether taking one core on each of ``nodes`` (int, shape (k,)) stays within ``cap`` per node."""
+    return bool((np.bincount(nodes, minlength=cap.size) <= cap).all())
 
 
 def node_capacity(resources: ResourceState, mem: float) -> np.ndarray:

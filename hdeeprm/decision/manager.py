@@ -26,6 +26,7 @@ Decision rules (the original HDeepRM's, Herrera et al. 2019; ``docs/model.rst``,
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,8 +48,9 @@ class WorkloadManager:
     Args:
         simulator: Where commands go (the embedded engine or the PyBatsim adapter).
         hierarchy: The platform's resource hierarchy; host id = core id.
-        actions: The action set: full action indices (0…35, :data:`~hdeeprm.decision.actions.VOID`
-            = 36), in the agent's order. Defaults to all 36 policy pairs, no void.
+        actions: The action set: full action indices (:mod:`hdeeprm.decision.actions`;
+            :data:`~hdeeprm.decision.actions.VOID` = 36), in the agent's order. Defaults
+            to the original 36 policy pairs, no void.
         seed: Seed of the random job and core selection policies.
         model: The contention model (HDeepRM's by default).
         strategy: The start strategy (head-of-line by default).
@@ -87,10 +89,17 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
-        self._heads = QueueHeads(jobs)
+        self._heads = QueueHeads(jobs, [p[0] for p in self._pairs if p is not None])
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.nb_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
+        self.core_policy = ""   # core selection of the decision being applied
+        self.strategy.bind(self)
+
+    @property
+    def pairs(self) -> list[tuple[str, str] | None]:
+        """The action set as ``(job policy, core policy)`` pairs (None for void), in action order."""
+        return list(self._pairs)
 
     # ------------------------------------------------------------------ events
     def on_batch(self, now: float, submitted: Sequence[Job], completed: Sequence[Job]) -> bool:
@@ -105,11 +114,14 @@ class WorkloadManager:
             True when a decision is due (see the module docstring).
         """
         self.now = now
+        ended = []
         for job in completed:
             entry = self.running.pop(job.index, None)
             if entry is None:
                 continue
+            ended.append(entry)
             self._switch(self.resources.release(job, entry[1], now))
+        nb_queued = len(self.queue)
         for job in submitted:
             reason = self.never_fits(job)
             if reason is None:
@@ -117,6 +129,7 @@ class WorkloadManager:
             else:
                 self.rejected.append((job, reason))
                 self.sim.reject_job(job, reason)
+        self.strategy.on_batch(now, self.queue[nb_queued:], ended)
         return bool(self.queue) and self.resources.nb_free > 0 and bool(submitted or completed)
 
     def never_fits(self, job: Job) -> str | None:
@@ -173,11 +186,13 @@ class WorkloadManager:
         return self._start(*pair)
 
     def _start(self, job_policy: str, core_policy: str) -> int:
-        ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng)
+        ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now)
         select, allocate, execute = self.selector.select, self.resources.allocate, self.sim.execute_job
+        self.core_policy = core_policy
 
-        def place(job: Job) -> bool:
-            cores = select(job, core_policy)
+        def place(job: Job, cores: np.ndarray | None = None) -> bool:
+            if cores is None:
+                cores = select(job, core_policy)
             if cores is None:
                 return False
             self._switch(allocate(job, cores, self.now))
@@ -187,7 +202,7 @@ class WorkloadManager:
 
         started = self.strategy.start(ordered, place)
         if started:
-            if ordered is self.queue and started[-1] is self.queue[len(started) - 1]:
+            if ordered is self.queue and all(map(operator.is_, started, self.queue)):
                 del self.queue[:len(started)]   # the started jobs are a prefix of the queue
             else:
                 gone = {job.index for job in started}
@@ -214,7 +229,7 @@ class WorkloadManager:
         """
         mask = np.zeros(len(self._pairs), dtype=bool)
         queue = self.queue
-        heads = self._heads(queue) if queue else {}
+        heads = self._heads(queue, self.now) if queue else {}
         fits: dict[int, bool] = {}
         for i, pair in enumerate(self._pairs):
             if pair is None:

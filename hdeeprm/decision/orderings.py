@@ -1,30 +1,62 @@
 """Job orderings (job-selection policies): the order in which a decision tries queued jobs.
 
-HDeepRM's six job-selection policies (Herrera et al., "HDeepRM: Deep
-Reinforcement Learning for Workload Management in Heterogeneous Clusters",
-2019; the original HDeepRM's ``workload_manager.py``). Each sorts the pending
-jobs by one ascending key, stably, so ties keep submission order:
+Each ordering sorts the pending jobs by one ascending key, stably, so ties keep
+submission order. Notation: ``r`` requested time in seconds (SWF field 9, the
+user's estimate; :attr:`~hdeeprm.workload.model.Job.requested_time`), ``n``
+requested cores (SWF field 8), ``s`` submission time in seconds, ``w = now - s``
+the waiting time at the decision's instant ``now``.
+
+HDeepRM's six (Herrera et al., "HDeepRM: Deep Reinforcement Learning for
+Workload Management in Heterogeneous Clusters", 2019; the original HDeepRM's
+``workload_manager.py``), action indices 0-35 (:mod:`hdeeprm.decision.actions`):
 
 ==============  ===========================================  ====================
 name            key (ascending)                              job attribute
 ==============  ===========================================  ====================
 ``random``      a fresh random permutation at each decision  —
 ``first``       submission order (FCFS)                      queue order
-``shortest``    requested time (s, SWF field 9)              ``requested_time``
-``smallest``    requested cores (SWF field 8)                ``res``
+``shortest``    requested time ``r`` (SJF)                   ``requested_time``
+``smallest``    requested cores ``n``                        ``res``
 ``low_mem``     memory per core (MB)                         ``mem``
 ``low_mem_bw``  memory bandwidth per core (GB/s)             ``mem_bw``
 ==============  ===========================================  ====================
 
+The classic priority functions of the batch-scheduling literature, action
+indices above 36:
+
+============  ==============================  =================================================
+name          key (ascending)                 source
+============  ==============================  =================================================
+``longest``   ``-r`` (LJF)                    longest job first (Feitelson et al., "Parallel
+                                              job scheduling: a status report", JSSPP 2004)
+``largest``   ``-n``                          largest job first (ibid.)
+``saf``       ``r * n``                       smallest (requested) area first (ibid.)
+``f1``        ``log10(r) * n + 870 log10(s)``  Carastan-Santos and de Camargo, "Obtaining
+``f2``        ``sqrt(r) * n + 25600 log10(s)``  dynamic scheduling policies with simulation
+``f3``        ``r * n + 6860000 log10(s)``     and machine learning", SC'17, Table 2
+``f4``        ``r * sqrt(n) + 530000 log10(s)``
+``wfp3``      ``-(w / r)**3 * n``             Tang et al., "Fault-aware, utility-based job
+``unicep``    ``-w / (log2(n) * r)``          scheduling on Blue Gene/P systems", IEEE
+                                              Cluster 2009 (WFP3 and UNICEP utilities)
+============  ==============================  =================================================
+
+F1-F4 clamp ``s`` and ``r`` to at least 1 s, so that a job submitted at t = 0
+or with a zero estimate keeps a finite key (the published functions assume
+s, r >= 1). WFP3 and UNICEP are the published utilities with the sign flipped
+(highest utility first); they depend on ``now`` and are evaluated at the
+decision's instant; a job without an estimate (``r <= 0``) counts as ``r = 1`` s.
+UNICEP's utility is infinite for one-core jobs (``log2(1) = 0``): they come
+first, among themselves by ``w / r`` (the limit order), then the others.
+
 Every ordering is registered once in :data:`JOB_ORDERINGS`, in action-index
-order (:mod:`hdeeprm.decision.actions`); the sort key of a policy is written
-only here and read by the queue ordering and by the action mask
-(:class:`QueueHeads`).
+order; the sort key of a policy is written only here and read by the queue
+ordering and by the action mask (:class:`QueueHeads`).
 """
 from __future__ import annotations
 
+import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +65,8 @@ from hdeeprm.registry import Registry
 from hdeeprm.workload.model import Job
 
 _index_of = operator.attrgetter("index")
+#: ``score(job, now) -> sort key`` (ascending; a float, or a tuple of floats).
+Score = Callable[[Job, float], object]
 
 
 @dataclass(frozen=True)
@@ -42,36 +76,85 @@ class JobOrdering:
     Attributes:
         name: Registered name.
         key: Job attribute sorted ascending (stable), or None for the queue's own
-            (submission) order, or for ``random``.
+            (submission) order, for ``random``, or when ``score`` is given.
         random: A fresh random permutation of the queue at each decision.
+        score: ``score(job, now)``, the ascending sort key computed from the job and
+            the decision's instant ``now`` (seconds), or None.
     """
 
     name: str
     key: str | None = None
     random: bool = False
+    score: Score | None = None
 
-    def order(self, queue: list[Job], rng: np.random.Generator) -> list[Job]:
+    def order(self, queue: list[Job], rng: np.random.Generator, now: float = 0.0) -> list[Job]:
         """The queue in this policy's order.
 
         Args:
             queue: Pending jobs in submission order (not modified).
             rng: Generator of the ``random`` permutation.
+            now: The decision's instant in seconds (for waiting-time keys).
 
         Returns:
             ``queue`` itself for the submission order, else a new list.
         """
         if self.random:
             return [queue[i] for i in rng.permutation(len(queue))]
+        if self.score is not None:
+            score = self.score
+            return sorted(queue, key=lambda job: score(job, now))
         if self.key is None:
             return queue
         return sorted(queue, key=operator.attrgetter(self.key))
 
 
-#: The job-selection policies, in action-index order.
+def _estimate(job: Job) -> float:
+    """Requested time in seconds, at least 1 s (WFP3, UNICEP and F1-F4 divide by it or take its log)."""
+    return max(job.requested_time, 1.0)
+
+
+def _area(job: Job, now: float) -> float:
+    return job.requested_time * job.res
+
+
+def _f1(job: Job, now: float) -> float:
+    return math.log10(_estimate(job)) * job.res + 870.0 * math.log10(max(job.subtime, 1.0))
+
+
+def _f2(job: Job, now: float) -> float:
+    return math.sqrt(_estimate(job)) * job.res + 25600.0 * math.log10(max(job.subtime, 1.0))
+
+
+def _f3(job: Job, now: float) -> float:
+    return _estimate(job) * job.res + 6860000.0 * math.log10(max(job.subtime, 1.0))
+
+
+def _f4(job: Job, now: float) -> float:
+    return _estimate(job) * math.sqrt(job.res) + 530000.0 * math.log10(max(job.subtime, 1.0))
+
+
+def _wfp3(job: Job, now: float) -> float:
+    return -((now - job.subtime) / _estimate(job)) ** 3 * job.res
+
+
+def _unicep(job: Job, now: float) -> tuple[int, float]:
+    ratio = (now - job.subtime) / _estimate(job)
+    if job.res <= 1:    # log2(1) = 0: infinite utility, ranked among themselves by w / r
+        return 0, -ratio
+    return 1, -ratio / math.log2(job.res)
+
+
+#: The job-selection policies, in action-index order (the first six are the original's).
 JOB_ORDERINGS: Registry[JobOrdering] = Registry("job-selection policy")
 for _ordering in (JobOrdering("random", random=True), JobOrdering("first"),
                   JobOrdering("shortest", "requested_time"), JobOrdering("smallest", "res"),
-                  JobOrdering("low_mem", "mem"), JobOrdering("low_mem_bw", "mem_bw")):
+                  JobOrdering("low_mem", "mem"), JobOrdering("low_mem_bw", "mem_bw"),
+                  JobOrdering("longest", score=lambda job, now: -job.requested_time),
+                  JobOrdering("largest", score=lambda job, now: -job.res),
+                  JobOrdering("saf", score=_area),
+                  JobOrdering("f1", score=_f1), JobOrdering("f2", score=_f2),
+                  JobOrdering("f3", score=_f3), JobOrdering("f4", score=_f4),
+                  JobOrdering("wfp3", score=_wfp3), JobOrdering("unicep", score=_unicep)):
     JOB_ORDERINGS.register(_ordering.name, _ordering)
 
 #: Job attributes the keyed orderings sort by (columns of :class:`QueueHeads`' table).
@@ -88,24 +171,29 @@ class QueueHeads:
         jobs: All jobs of the workload, by index, when known in advance: their keys are
             tabulated once (float64, (nb_jobs, len(KEY_COLUMNS))); None reads the keys of
             the queued jobs at each call.
+        policies: The policies asked about (default: every registered one); the
+            ``score`` policies cost one key per queued job at each call.
     """
 
-    def __init__(self, jobs: Sequence[Job] | None = None) -> None:
+    def __init__(self, jobs: Sequence[Job] | None = None, policies: Sequence[str] | None = None) -> None:
         self._table = None if jobs is None else self._keys(jobs)
-        # (name, column) per policy: column -1 = queue order, -2 = random.
-        self._plan = [(name, -2 if o.random else (-1 if o.key is None else KEY_COLUMNS.index(o.key)))
-                      for name, o in ((n, JOB_ORDERINGS[n]) for n in JOB_ORDERINGS)]
+        names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
+        # (name, column) per policy: column -1 = queue order, -2 = random, -3 = score.
+        self._plan = [(name, -3 if o.score is not None else -2 if o.random else
+                       (-1 if o.key is None else KEY_COLUMNS.index(o.key)))
+                      for name, o in ((n, JOB_ORDERINGS[n]) for n in names)]
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:
         return np.array([[getattr(j, k) for k in KEY_COLUMNS] for j in jobs], dtype=np.float64).reshape(
             len(jobs), len(KEY_COLUMNS))
 
-    def __call__(self, queue: Sequence[Job]) -> dict[str, int]:
+    def __call__(self, queue: Sequence[Job], now: float = 0.0) -> dict[str, int]:
         """Queue position of each policy's first job (``random``: the smallest job).
 
         Args:
             queue: Pending jobs in submission order, non-empty.
+            now: The decision's instant in seconds (for waiting-time keys).
 
         Returns:
             ``{policy name: position in queue}``; ties go to the earliest submitted job.
@@ -121,6 +209,9 @@ class QueueHeads:
                 heads[name] = firsts[col]
             elif col == -1:
                 heads[name] = 0
+            elif col == -3:
+                score = JOB_ORDERINGS[name].score
+                heads[name] = min(range(len(queue)), key=lambda i: score(queue[i], now))
             else:
                 res, mem = _RANDOM_HEAD
                 heads[name] = int(np.lexsort((keys[:, mem], keys[:, res]))[0])

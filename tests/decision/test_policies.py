@@ -5,7 +5,8 @@ import pytest
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.errors import OptionsError
-from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
+from hdeeprm.decision.actions import (ORIGINAL_CORE_POLICIES, ORIGINAL_JOB_POLICIES, VOID, action_index,
+                                      parse_policy_pair)
 from hdeeprm.decision.core_selection import CoreSelector, _rank_in_group
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 
@@ -22,13 +23,15 @@ def test_action_index_map_is_the_original_order():
     assert action_index("first", "high_gflops") == 7
     assert action_index("low_mem_bw", "low_power") == 35
     assert VOID == 36
-    assert len(JOB_POLICIES) == len(CORE_POLICIES) == 6
+    assert ORIGINAL_JOB_POLICIES == ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw")
+    assert ORIGINAL_CORE_POLICIES == ("random", "high_gflops", "high_cores", "high_mem", "high_mem_bw",
+                                      "low_power")
 
 
 def test_unknown_policy_suggests_the_closest():
     with pytest.raises(OptionsError, match=re.escape(
             "unknown core-selection policy 'high_glops' (valid: random, high_gflops, high_cores, high_mem, "
-            "high_mem_bw, low_power; did you mean 'high_gflops'?)")):
+            "high_mem_bw, low_power, contiguous; did you mean 'high_gflops'?)")):
         parse_policy_pair("first-high_glops")
     with pytest.raises(OptionsError, match=re.escape("policy pair must be 'job_policy-core_policy', got 'first'")):
         parse_policy_pair("first")

@@ -89,9 +89,11 @@ def test_whole_trace_terminates_with_every_job_ended():
 def test_actions_by_name_and_errors():
     env = HDeepRMEnv(TOY_OPTIONS, actions=["first-high_gflops", "void"])
     assert env.options.actions == [6 + 1, 36]
+    env = HDeepRMEnv(TOY_OPTIONS, actions=["wfp3-high_gflops", "first-contiguous"])   # beyond the original 37
+    assert env.options.actions == [93, 38]
     with pytest.raises(OptionsError, match=re.escape(
             "unknown core-selection policy 'fast' (valid: random, high_gflops, high_cores, high_mem, high_mem_bw, "
-            "low_power)")):
+            "low_power, contiguous)")):
         HDeepRMEnv(TOY_OPTIONS, actions=["first-fast"])
     with pytest.raises(OptionsError, match="^max_steps must be >= 1, got 0$"):
         HDeepRMEnv(TOY_OPTIONS, max_steps=0)

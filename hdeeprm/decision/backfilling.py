@@ -1,0 +1,314 @@
+"""Backfilling start strategies: EASY (Lifka 1995) and conservative (Mu'alem and Feitelson 2001).
+
+Both estimate when running jobs end from their requested times: a job started at
+``t0`` is expected to end at ``t0 + r`` (``r`` = requested time in seconds, SWF
+field 9 / Batsim ``walltime``); a job already running past its estimate (possible
+when walltimes are not enforced) is expected to end now. Ties between equal
+estimated ends go to the job started first.
+
+**EASY backfilling** (:class:`EasyBackfilling`; Lifka, "The ANL/IBM SP scheduling
+system", JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001). One pass:
+
+1. head of line: jobs start in the decision's order until the first that does
+   not fit, the *head*;
+2. when at least one more job waits, the head gets a reservation at the *shadow
+   time*: the earliest estimated end of a running job at which the head would fit,
+   releasing the running jobs in order of estimated end;
+3. every later job, in order, starts now when it fits now and does not delay
+   that reservation: it ends (by its estimate) before the shadow time, or the
+   head still fits at the shadow time with this job's cores taken.
+
+"Fits" counts free cores and, for jobs with a memory demand, the node memory
+(the same rule as the manager's); cores are chosen by the decision's core
+selection.
+
+*PyBatsim-compatible geometry.* When every policy pair of the action set uses the
+``contiguous`` core selection, the strategy is PyBatsim 3.2.1's ``easyBackfill``
+scheduler (https://gitlab.inria.fr/batsim/pybatsim, ``schedulers/easyBackfill.py``)
+rule for rule, so that it reproduces its Batsim runs job for job:
+
+* jobs take ranges of consecutive cores from PyBatsim's list of free spaces
+  (:mod:`hdeeprm.decision.free_spaces`: which space, which end of it);
+* the reservation is a range of consecutive cores: running jobs are released in
+  order of estimated end until the space their cores merge into holds the head;
+  the head's range in that space and that job's estimated end (the shadow time)
+  make the reservation;
+* a later job backfills into the first free space (list order) that holds it and
+  whose length (the time it stays free, ``shadow - now`` over the reservation)
+  is at least its requested time;
+* a scheduling pass runs after **each event** of a batch, as PyBatsim's
+  ``onJobSubmission`` and ``onJobCompletion`` handlers do: after each
+  JOB_SUBMITTED the pass sees the jobs submitted so far, and a job whose
+  JOB_COMPLETED comes later in the batch still holds its cores. One decision of
+  the manager (one policy pair) thus runs one pass per event of its batch.
+
+**Conservative backfilling** (:class:`ConservativeBackfilling`; Mu'alem and
+Feitelson 2001): the free-core profile over time is built from the running jobs'
+estimated ends; every queued job, in the decision's order, gets the earliest
+reservation where enough cores stay free for its requested time, and starts now
+when that reservation is now (and its core selection can place it; otherwise it
+is reserved at the next time the profile allows). The profile counts cores only;
+memory is checked when a job starts.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from hdeeprm.decision.free_spaces import FreeSpaces, Space
+from hdeeprm.decision.strategies import StartStrategy
+from hdeeprm.workload.model import Job
+
+#: The core selection whose action sets make EASY follow PyBatsim's free-space geometry.
+CONTIGUOUS = "contiguous"
+Place = Callable[..., bool]
+
+
+class _Backfilling(StartStrategy):
+    """Bookkeeping shared by the backfilling strategies: running jobs and their estimated ends."""
+
+    def bind(self, manager) -> None:
+        """Remember the manager (its clock, resource state and core selection)."""
+        self.manager = manager
+        #: job index -> (estimated end s, start sequence number, job, cores)
+        self.running: dict[int, tuple[float, int, Job, np.ndarray]] = {}
+        self._seq = 0
+
+    def on_batch(self, now: float, submitted: Sequence[Job], ended: Sequence[tuple[Job, object]]) -> None:
+        """Forget the jobs that ended."""
+        for job, _ in ended:
+            self.running.pop(job.index, None)
+
+    def _select(self, job: Job) -> np.ndarray | None:
+        m = self.manager
+        return m.selector.select(job, m.core_policy)
+
+    def _start(self, job: Job, cores: np.ndarray, place: Place) -> None:
+        place(job, cores)
+        self.running[job.index] = (self.manager.now + job.requested_time, self._seq, job, np.asarray(cores))
+        self._seq += 1
+
+    def _by_end(self) -> list[tuple[float, int, Job, np.ndarray]]:
+        """Running jobs by estimated end (overdue ones: now), then start order."""
+        now = self.manager.now
+        return sorted(((max(end, now), seq, job, cores) for end, seq, job, cores in self.running.values()),
+                      key=lambda e: (e[0], e[1]))
+
+    def _fits(self, job: Job, free: np.ndarray, mem: np.ndarray | None) -> bool:
+        """Whether ``job`` fits on the ``free`` cores (bool, (nb_cores,)) with node memory ``mem`` (MB)."""
+        if int(np.count_nonzero(free)) < job.res:
+            return False
+        if mem is None:
+            return True
+        h = self.manager.hierarchy
+        free_per_node = np.bincount(h.core_node[free], minlength=h.nb_nodes)
+        return int(np.minimum(np.floor(mem / job.mem), free_per_node).sum()) >= job.res
+
+    def _fit_time(self, head: Job, hold: tuple[Job, np.ndarray] | None = None) -> float:
+        """Earliest estimated time (s) at which ``head`` fits, with ``hold``'s cores kept busy throughout."""
+        st, h = self.manager.resources, self.manager.hierarchy
+        free = st.core_free.copy()
+        mem = st.node_free_mem.copy() if head.mem > 0.0 else None
+        if hold is not None:
+            job, cores = hold
+            free[cores] = False
+            if mem is not None and job.mem > 0.0:
+                np.subtract.at(mem, h.core_node[cores], job.mem)
+        if self._fits(head, free, mem):
+            return self.manager.now
+        for end, _, job, cores in self._by_end():
+            free[cores] = True
+            if mem is not None and job.mem > 0.0:
+                np.add.at(mem, h.core_node[cores], job.mem)
+            if self._fits(head, free, mem):
+                return end
+        return math.inf
+
+
+class EasyBackfilling(_Backfilling):
+    """EASY backfilling (see the module docstring); PyBatsim's with ``contiguous`` action sets."""
+
+    name = "easy_backfilling"
+
+    def bind(self, manager) -> None:
+        """Choose the geometry from the manager's action set (PyBatsim's when all pairs are contiguous)."""
+        super().bind(manager)
+        cores = {pair[1] for pair in manager.pairs if pair is not None}
+        self.spaces = FreeSpaces(manager.hierarchy.nb_cores) if cores == {CONTIGUOUS} else None
+        self._events: list[tuple[Job, np.ndarray | None]] = []
+
+    def on_batch(self, now: float, submitted: Sequence[Job], ended: Sequence[tuple[Job, object]]) -> None:
+        """Forget ended jobs; with PyBatsim's geometry, keep the events for the per-event passes."""
+        if self.spaces is None:
+            super().on_batch(now, submitted, ended)
+            return
+        for job, cores in self._events:   # a batch without a decision: apply its events now
+            if cores is not None:
+                self._end(job, cores)
+        self._events = [(job, None) for job in submitted] + [(job, np.asarray(c)) for job, c in ended]
+
+    def start(self, ordered: Sequence[Job], place: Place) -> list[Job]:
+        """One EASY pass, or with PyBatsim's geometry one pass per event of the batch."""
+        if self.spaces is None:
+            return self._pass(list(ordered), place)
+        events, self._events = self._events, []
+        new = {job.index for job, cores in events if cores is None}
+        seen = {job.index for job in ordered} - new
+        started: list[Job] = []
+        done: set[int] = set()
+        for job, cores in events or [(None, None)]:
+            if job is not None and cores is None:
+                seen.add(job.index)
+            elif job is not None:
+                self._end(job, cores)
+            waiting = [j for j in ordered if j.index in seen and j.index not in done]
+            for j in self._rectangle_pass(waiting, place):
+                started.append(j)
+                done.add(j.index)
+        return started
+
+    # ------------------------------------------------------------ any core selection
+    def _pass(self, ordered: list[Job], place: Place) -> list[Job]:
+        started = []
+        for job in ordered:
+            cores = self._select(job)
+            if cores is None:
+                break
+            self._start(job, cores, place)
+            started.append(job)
+        rest = ordered[len(started):]
+        if len(rest) < 2:
+            return started
+        head, now = rest[0], self.manager.now
+        shadow = self._fit_time(head)
+        for job in rest[1:]:
+            if job.res > self.manager.resources.nb_free:
+                continue
+            cores = self._select(job)
+            if cores is None:
+                continue
+            if now + job.requested_time <= shadow or self._fit_time(head, (job, cores)) <= shadow:
+                self._start(job, cores, place)
+                started.append(job)
+        return started
+
+    # ---------------------------------------------------- PyBatsim's free-space geometry
+    def _end(self, job: Job, cores: np.ndarray) -> None:
+        self.running.pop(job.index, None)
+        self.spaces.release_cores(cores)
+
+    def _take(self, space: Space, job: Job, place: Place) -> bool:
+        first, last = self.spaces.peek(space, job.res)
+        cores = np.arange(first, last + 1, dtype=np.int64)
+        if job.mem > 0.0 and not self._fits_memory(job, cores):
+            return False
+        self.spaces.take(space, job.res)
+        self._start(job, cores, place)
+        return True
+
+    def _fits_memory(self, job: Job, cores: np.ndarray) -> bool:
+        st, h = self.manager.resources, self.manager.hierarchy
+        need = np.bincount(h.core_node[cores], minlength=h.nb_nodes) * job.mem
+        return bool((need <= st.node_free_mem).all())
+
+    def _rectangle_pass(self, waiting: list[Job], place: Place) -> list[Job]:
+        started = []
+        for job in waiting:
+            space = self.spaces.first_fit(job.res)
+            if space is None or not self._take(space, job, place):
+                break
+            started.append(job)
+        if len(waiting) - len(started) < 2:
+            return started
+        head = waiting[len(started)]
+        reservation = self._reservation(head)
+        if reservation is None:
+            return started
+        (first, last), shadow = reservation
+        marks = self.spaces.reserve(first, last, shadow - self.manager.now)
+        for job in waiting[len(started) + 1:]:
+            space = self.spaces.first_fit(job.res, job.requested_time)
+            if space is not None and self._take(space, job, place):
+                started.append(job)
+        self.spaces.unreserve(marks)
+        return started
+
+    def _reservation(self, head: Job) -> tuple[tuple[int, int], float] | None:
+        """The head's future range and the shadow time, releasing running jobs by estimated end."""
+        future = self.spaces.copy()
+        for end, _, _, cores in self._by_end():
+            for space in future.release_cores(cores):
+                if head.res <= space.size:
+                    return future.take(space, head.res), end
+        return None
+
+
+class ConservativeBackfilling(_Backfilling):
+    """Conservative backfilling: a reservation for every queued job (see the module docstring)."""
+
+    name = "conservative_backfilling"
+
+    def start(self, ordered: Sequence[Job], place: Place) -> list[Job]:
+        """Reserve every job in order; start those whose reservation is now."""
+        now = self.manager.now
+        times = [now]
+        free = [self.manager.resources.nb_free]
+        for end, _, job, _ in self._by_end():
+            if end > times[-1]:
+                times.append(end)
+                free.append(free[-1])
+            free[-1] += job.res
+        profile = _Profile(np.asarray(times, dtype=np.float64), np.asarray(free, dtype=np.int64))
+        started = []
+        for job in ordered:
+            duration = max(job.requested_time, 0.0)
+            t = profile.earliest(job.res, duration)
+            if t == now:
+                cores = self._select(job)
+                if cores is not None:
+                    self._start(job, cores, place)
+                    started.append(job)
+                    profile.reserve(now, duration, job.res)
+                    continue
+                t = profile.earliest(job.res, duration, after=now)
+            if t < math.inf:
+                profile.reserve(t, duration, job.res)
+        return started
+
+
+class _Profile:
+    """Free cores over time: ``free[i]`` cores on ``[times[i], times[i + 1])``, the last one to infinity."""
+
+    def __init__(self, times: np.ndarray, free: np.ndarray) -> None:
+        self.times, self.free = times, free
+
+    def earliest(self, nb: int, duration: float, after: float | None = None) -> float:
+        """Earliest breakpoint (> ``after`` if given) from which ``nb`` cores stay free for ``duration`` s."""
+        bad = self.free < nb
+        k = bad.size
+        idx = np.where(bad, np.arange(k), k)
+        next_bad = np.minimum.accumulate(idx[::-1])[::-1]
+        ends = np.append(self.times, math.inf)[next_bad]
+        ok = ~bad & (ends >= self.times + duration)
+        if after is not None:
+            ok &= self.times > after
+        hits = np.flatnonzero(ok)
+        return float(self.times[hits[0]]) if hits.size else math.inf
+
+    def _split(self, t: float) -> int:
+        i = int(np.searchsorted(self.times, t))
+        if i < self.times.size and self.times[i] == t:
+            return i
+        self.times = np.insert(self.times, i, t)
+        self.free = np.insert(self.free, i, self.free[i - 1])
+        return i
+
+    def reserve(self, start: float, duration: float, nb: int) -> None:
+        """Take ``nb`` cores on ``[start, start + duration)``."""
+        if duration <= 0.0:
+            return
+        i = self._split(start)
+        j = self._split(start + duration)
+        self.free[i:j] -= nb

@@ -1,0 +1,87 @@
+"""The job orderings beyond the original six: each one's order on a tiny queue, worked out by hand."""
+import math
+
+import numpy as np
+import pytest
+
+from hdeeprm.decision.actions import action_index
+from hdeeprm.decision.manager import WorkloadManager
+from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads
+
+from .helpers import RecordingSimulator, job, small_hierarchy
+
+RNG = np.random.default_rng(0)
+
+
+def jobs(*specs):
+    """Jobs from (subtime s, requested time r, cores n), indexed in the given (submission) order."""
+    return [job(i, n, subtime=s, walltime=r) for i, (s, r, n) in enumerate(specs)]
+
+
+def order(name, queue, now=0.0):
+    return [j.index for j in JOB_ORDERINGS[name].order(queue, RNG, now)]
+
+
+def test_the_registry_holds_the_field_s_orderings_after_the_original_six():
+    assert JOB_ORDERINGS.names() == ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw",
+                                     "longest", "largest", "saf", "f1", "f2", "f3", "f4", "wfp3", "unicep")
+
+
+def test_longest_largest_and_smallest_area_first():
+    q = jobs((0, 100, 4), (0, 10, 8), (0, 1000, 1), (0, 100, 8))
+    assert order("longest", q) == [2, 0, 3, 1]        # r: 1000, 100, 100 (tie: submission order), 10
+    assert order("largest", q) == [1, 3, 0, 2]        # n: 8, 8, 4, 1
+    q = jobs((0, 100, 4), (0, 10, 8), (0, 1000, 1), (0, 50, 2))
+    assert order("saf", q) == [1, 3, 0, 2]            # r * n: 80, 100, 400, 1000
+
+
+def test_f1_lets_a_small_later_job_pass_a_big_earlier_one():
+    # F1 = log10(r) n + 870 log10(s): 0 + 50 = 50; 5 x 100 + 870 log10(900) = 3070.2; 0 + 870 x 3 = 2610
+    q = jobs((0, 10, 50), (900, 1e5, 100), (1000, 1, 1))
+    assert order("f1", q) == [0, 2, 1]
+    assert JOB_ORDERINGS["f1"].score(q[1], 0.0) == pytest.approx(500 + 870 * math.log10(900))
+
+
+def test_f2_f3_f4():
+    # F2 = sqrt(r) n + 25600 log10(s): 100; 1000 x 100 = 1e5; 2 + 25600; 1 + 51200
+    assert order("f2", jobs((1, 100, 10), (1, 1e6, 100), (10, 4, 1), (100, 1, 1))) == [0, 2, 3, 1]
+    # F3 = r n + 6860000 log10(s): 1e7; 10 + 6.86e6; 1 + 1.372e7
+    assert order("f3", jobs((1, 1e4, 1000), (10, 10, 1), (100, 1, 1))) == [1, 0, 2]
+    # F4 = r sqrt(n) + 530000 log10(s): 2e6; 100 + 530000; 1 + 1590000
+    assert order("f4", jobs((1, 1e6, 4), (10, 100, 1), (1000, 1, 1))) == [1, 2, 0]
+
+
+def test_wfp3_grows_with_the_waiting_time_at_the_decision_instant():
+    # WFP3 utility (w / r)^3 n at now = 100: 1, 125, 8, 0 (just submitted)
+    q = jobs((0, 100, 1), (50, 10, 1), (90, 10, 8), (100, 10, 8))
+    assert order("wfp3", q, now=100.0) == [1, 2, 0, 3]
+    two = jobs((0, 100, 1), (50, 10, 1))
+    assert order("wfp3", two, now=55.0) == [0, 1]      # 0.55^3 = 0.166 > 0.5^3 = 0.125
+    assert order("wfp3", two, now=100.0) == [1, 0]     # 1 < 5^3
+
+
+def test_unicep_puts_one_core_jobs_first_then_by_waiting_over_log_size():
+    # UNICEP utility w / (log2(n) r) at now = 100: 1 / 2 = 0.5; one core (w / r = 1); 5 / 1 = 5; one core (4)
+    q = jobs((0, 100, 4), (0, 100, 1), (50, 10, 2), (60, 10, 1))
+    assert order("unicep", q, now=100.0) == [3, 1, 2, 0]
+
+
+@pytest.mark.parametrize("name", ["longest", "largest", "saf", "f1", "f2", "f3", "f4", "wfp3", "unicep"])
+def test_ties_keep_submission_order(name):
+    q = jobs(*[(5, 10, 2)] * 4)
+    assert order(name, q, now=5.0) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("now", [55.0, 100.0])
+def test_the_action_mask_and_the_manager_use_the_decision_instant(now):
+    """The mask's head of each new ordering is the job it starts first; WFP3 sees the batch's time."""
+    q = jobs((0, 100, 1), (50, 10, 1))
+    heads = QueueHeads(policies=["wfp3", "unicep", "f1", "longest"])(q, now)
+    for name, position in heads.items():
+        assert JOB_ORDERINGS[name].order(q, RNG, now)[0] is q[position], name
+    sim = RecordingSimulator()
+    m = WorkloadManager(sim, small_hierarchy(), actions=[action_index("wfp3", "high_gflops")])
+    m.on_batch(now, q, [])    # both pending at the decision (submitted at 0 s and 50 s)
+    m.apply(0)
+    started = [c[1] for c in sim.commands if c[0] == "EXECUTE_JOB"]
+    assert started == (["0", "1"] if now == 55.0 else ["1", "0"])
