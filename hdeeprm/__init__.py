@@ -13,7 +13,8 @@ Public surface (``from hdeeprm import ...``), grouped by the data flow:
 
 Importing this package prints nothing, imports none of these modules (they
 load on first use, PEP 562), never imports torch or Gymnasium, and registers
-the Gymnasium environment ``"hdeeprm/HDeepRM-v0"`` by its string entry point:
+the Gymnasium environments ``"hdeeprm/HDeepRM-v0"`` and
+``"hdeeprm/HDeepRM-JobSlot-v0"`` by their string entry points:
 at once when Gymnasium is already loaded, else right after Gymnasium is first
 imported (so ``hdeeprm-launch`` does not pay for importing Gymnasium).
 """
@@ -34,14 +35,19 @@ _EXPORTS = {
     "load_platform": "hdeeprm.platform.loader", "ResourceHierarchy": "hdeeprm.platform.hierarchy",
     "Workload": "hdeeprm.workload.model", "Job": "hdeeprm.workload.model",
     "launch": "hdeeprm.run.launch", "Episode": "hdeeprm.run.episode",
-    "HDeepRMEnv": "hdeeprm.env.environment",
+    "HDeepRMEnv": "hdeeprm.env.environment", "JobSlotEnv": "hdeeprm.env.job_slot",
     "Agent": "hdeeprm.agents.base", "ClassicAgent": "hdeeprm.agents.base",
     "HDeepRMError": "hdeeprm.errors",
 }
-#: Id of the Gymnasium environment.
+#: Id of the Gymnasium environment with HDeepRM's policy-pair actions (the default).
 ENV_ID = "hdeeprm/HDeepRM-v0"
+#: Id of the job-slot environment (the agent picks one of the first K queued jobs).
+JOB_SLOT_ENV_ID = "hdeeprm/HDeepRM-JobSlot-v0"
+#: Every environment id -> its Gymnasium entry point.
+ENV_ENTRY_POINTS = {ENV_ID: "hdeeprm.env.environment:HDeepRMEnv",
+                    JOB_SLOT_ENV_ID: "hdeeprm.env.job_slot:JobSlotEnv"}
 
-__all__ = ["ENV_ID", "__version__", "register_envs", *_EXPORTS]
+__all__ = ["ENV_ID", "JOB_SLOT_ENV_ID", "__version__", "register_envs", *_EXPORTS]
 
 # A library leaves logging to the application: records go to the "hdeeprm" logger and
 # nowhere else unless the application configures logging (Python's logging HOWTO).
@@ -49,11 +55,12 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 
 def register_envs() -> None:
-    """Register :data:`ENV_ID` with Gymnasium (idempotent; imports only gymnasium)."""
+    """Register the environments of :data:`ENV_ENTRY_POINTS` with Gymnasium (idempotent; imports only gymnasium)."""
     import gymnasium
 
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="hdeeprm.env.environment:HDeepRMEnv")
+    for env_id, entry_point in ENV_ENTRY_POINTS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry_point)
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):

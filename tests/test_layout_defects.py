@@ -86,10 +86,12 @@ def test_import_hdeeprm_exports_and_registers_without_heavy_imports():
     code = ("import sys, hdeeprm; assert 'gymnasium' not in sys.modules; import gymnasium; "
             "assert 'hdeeprm/HDeepRM-v0' in gymnasium.registry; "
             "assert 'torch' not in sys.modules and 'hdeeprm.run.launch' not in sys.modules; "
-            "names = [n for n in hdeeprm.__all__ if n not in ('ENV_ID', '__version__', 'register_envs')]; "
+            "assert 'hdeeprm/HDeepRM-JobSlot-v0' in gymnasium.registry; "
+            "names = [n for n in hdeeprm.__all__ if n not in ('ENV_ID', 'JOB_SLOT_ENV_ID', '__version__', "
+            "'register_envs')]; "
             "assert all(getattr(hdeeprm, n) is not None for n in names); print(len(names))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert int(done.stdout) == 12
+    assert int(done.stdout) == 13
     first = subprocess.run([sys.executable, "-c", "import gymnasium, hdeeprm; "
                             "print('hdeeprm/HDeepRM-v0' in gymnasium.registry)"], capture_output=True, text=True)
     assert first.stdout == "True\n"

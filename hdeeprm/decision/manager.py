@@ -154,7 +154,8 @@ class WorkloadManager:
         """Size of the action set."""
         return len(self.actions)
 
-    def _waiting_is_forever(self) -> bool:
+    def waiting_is_forever(self) -> bool:
+        """Whether waiting for the next event would wait forever (nothing runs, no event is left)."""
         if self.running:
             return False
         if self._has_future_events is None:
@@ -179,7 +180,7 @@ class WorkloadManager:
         self.queue_before = len(self.queue)
         pair = self._pairs[action]
         if pair is None:
-            if not self._waiting_is_forever():
+            if not self.waiting_is_forever():
                 return 0
             self.void_overridden += 1
             pair = next(p for p in self._pairs if p is not None)
@@ -187,7 +188,7 @@ class WorkloadManager:
 
     def _start(self, job_policy: str, core_policy: str) -> int:
         ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now)
-        select, allocate, execute = self.selector.select, self.resources.allocate, self.sim.execute_job
+        select, launch = self.selector.select, self._launch
         self.core_policy = core_policy
 
         def place(job: Job, cores: np.ndarray | None = None) -> bool:
@@ -195,9 +196,7 @@ class WorkloadManager:
                 cores = select(job, core_policy)
             if cores is None:
                 return False
-            self._switch(allocate(job, cores, self.now))
-            execute(job, cores.tolist())
-            self.running[job.index] = (job, cores)
+            launch(job, cores)
             return True
 
         started = self.strategy.start(ordered, place)
@@ -208,6 +207,35 @@ class WorkloadManager:
                 gone = {job.index for job in started}
                 self.queue = [j for j in self.queue if j.index not in gone]
         return len(started)
+
+    def start_queued(self, position: int, core_policy: str) -> bool:
+        """Start the queued job at ``position`` now, on the cores ``core_policy`` picks.
+
+        The decision of job-slot action spaces (the agent names the job, a core-selection
+        policy places it; Zhang et al., "RLScheduler", SC'20). It counts as a decision.
+
+        Args:
+            position: Index in :attr:`queue` (submission order), in [0, len(queue)).
+            core_policy: A name of :data:`~hdeeprm.decision.core_selection.CORE_SELECTIONS`.
+
+        Returns:
+            Whether the job started (False: it does not fit now; nothing changed but the count).
+        """
+        self.decisions += 1
+        self.queue_before = len(self.queue)
+        job = self.queue[position]
+        cores = self.selector.select(job, core_policy)
+        if cores is None:
+            return False
+        self._launch(job, cores)
+        del self.queue[position]
+        return True
+
+    def _launch(self, job: Job, cores: np.ndarray) -> None:
+        """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB."""
+        self._switch(self.resources.allocate(job, cores, self.now))
+        self.sim.execute_job(job, cores.tolist())
+        self.running[job.index] = (job, cores)
 
     def _switch(self, changes: dict[int, list[int]]) -> None:
         if not changes:
@@ -233,15 +261,16 @@ class WorkloadManager:
         fits: dict[int, bool] = {}
         for i, pair in enumerate(self._pairs):
             if pair is None:
-                mask[i] = not self._waiting_is_forever()
+                mask[i] = not self.waiting_is_forever()
             elif queue:
                 head = heads[pair[0]]
                 if head not in fits:
-                    fits[head] = self._fits(queue[head])
+                    fits[head] = self.fits(queue[head])
                 mask[i] = fits[head]
         return mask
 
-    def _fits(self, job: Job) -> bool:
+    def fits(self, job: Job) -> bool:
+        """Whether ``job`` could start now: enough free cores, with node memory for its MB per core."""
         if job.res > self.resources.nb_free:
             return False
         if job.mem <= 0.0:

@@ -22,6 +22,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from hdeeprm import ENV_ID  # noqa: F401  (re-exported: the id HDeepRMEnv is registered under)
 from hdeeprm.config.build import build_platform, build_workload
 from hdeeprm.config.options import QUICKSTART_PLATFORM, QUICKSTART_WORKLOAD, Options, load_options
 from hdeeprm.decision.actions import VOID, parse_action
@@ -35,8 +36,6 @@ from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import apply_action
 from hdeeprm.workload.model import Workload
 
-#: Id under which :class:`HDeepRMEnv` is registered (see :func:`hdeeprm.register_envs`).
-ENV_ID = "hdeeprm/HDeepRM-v0"
 
 
 def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> list[int] | None:
@@ -49,6 +48,46 @@ def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> 
     if not out:
         raise OptionsError("actions must name at least one action, got none")
     return out
+
+
+def env_inputs(options: Options | str | Path | None, platform: str | Path | ResourceHierarchy | None,
+               workload: str | Path | Workload | None, max_steps: int | None,
+               **changes: Any) -> tuple[Options, ResourceHierarchy, Workload]:
+    """Options, platform and workload of an environment, from its arguments.
+
+    Args:
+        options: :class:`Options`, an options file path, or None (the defaults).
+        platform, workload: Paths or built objects overriding the options'; without either
+            (here or in the options), the quickstart inputs
+            (:data:`~hdeeprm.config.options.QUICKSTART_PLATFORM`, ``QUICKSTART_WORKLOAD``).
+        max_steps: Decisions per episode (None = no limit), checked here.
+        changes: Option overrides; those that are None are left out.
+
+    Returns:
+        The resolved options, the platform and the workload.
+
+    Raises:
+        OptionsError: invalid options, inputs, or ``max_steps`` < 1.
+    """
+    if options is None:
+        options = Options()
+    elif not isinstance(options, Options):
+        options = load_options(options)
+    changes = {name: value for name, value in changes.items() if value is not None}
+    if isinstance(platform, (str, Path)):
+        changes["platform_file_path"] = str(platform)
+    elif platform is None and not options.platform_file_path:
+        changes["platform_file_path"] = str(QUICKSTART_PLATFORM)
+    if isinstance(workload, (str, Path)):
+        changes["workload_file_path"] = str(workload)
+    elif workload is None and not options.workload_file_path:
+        changes["workload_file_path"] = str(QUICKSTART_WORKLOAD)
+    options = options.replace(**changes)
+    if max_steps is not None and max_steps < 1:
+        raise OptionsError(f"max_steps must be >= 1, got {max_steps}")
+    hierarchy = platform if isinstance(platform, ResourceHierarchy) else build_platform(options)
+    workload = workload if isinstance(workload, Workload) else build_workload(options, hierarchy)
+    return options, hierarchy, workload
 
 
 class HDeepRMEnv(gymnasium.Env):
@@ -166,30 +205,13 @@ class HDeepRMEnv(gymnasium.Env):
                  void: bool | None = None, queue_sensitivity: float | None = None, seed: int | None = None,
                  nb_jobs: int | None = None, max_steps: int | None = None, action_mask: bool = True,
                  contention: str | None = None) -> None:
-        if options is None:
-            options = Options()
-        elif not isinstance(options, Options):
-            options = load_options(options)
-        changes = {name: value for name, value in (
-            ("objective", objective), ("observation", observation), ("queue_sensitivity", queue_sensitivity),
-            ("seed", seed), ("nb_jobs", nb_jobs), ("contention", contention),
-            ("actions", _resolve_actions(actions, void))) if value is not None}
-        if isinstance(platform, (str, Path)):
-            changes["platform_file_path"] = str(platform)
-        elif platform is None and not options.platform_file_path:
-            changes["platform_file_path"] = str(QUICKSTART_PLATFORM)
-        if isinstance(workload, (str, Path)):
-            changes["workload_file_path"] = str(workload)
-        elif workload is None and not options.workload_file_path:
-            changes["workload_file_path"] = str(QUICKSTART_WORKLOAD)
-        options = options.replace(**changes)
-        if max_steps is not None and max_steps < 1:
-            raise OptionsError(f"max_steps must be >= 1, got {max_steps}")
+        options, self.hierarchy, self.workload = env_inputs(
+            options, platform, workload, max_steps, objective=objective, observation=observation,
+            queue_sensitivity=queue_sensitivity, seed=seed, nb_jobs=nb_jobs, contention=contention,
+            actions=_resolve_actions(actions, void))
         self.options = options
         self.max_steps = max_steps
         self.info_action_mask = bool(action_mask)
-        self.hierarchy = platform if isinstance(platform, ResourceHierarchy) else build_platform(options)
-        self.workload = workload if isinstance(workload, Workload) else build_workload(options, self.hierarchy)
         self.observer = make_observer(options.observation, self.hierarchy, self.workload,
                                       options.queue_sensitivity)
         self.reward_fn = make_reward(options.objective)
