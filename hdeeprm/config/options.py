@@ -12,7 +12,8 @@ An options file is JSON::
         "log_level": "WARNING",
         "env": {"objective": "avg_job_slowdown",
                 "actions": {"selection": [{"first": ["high_gflops"]}], "void": false},
-                "observation": "normal", "queue_sensitivity": 0.05},
+                "observation": "normal", "queue_sensitivity": 0.05,
+                "start_strategy": "head_of_line"},  # | "easy_backfilling" | "conservative_backfilling"
         "agent": {"type": "CLASSIC" | "LEARNING", "policy_pair": "first-high_gflops",
                   "run": "train" | "test", "hidden": 128, "lr": 0.001, "gamma": 0.99}
       },
@@ -128,8 +129,10 @@ class Options:
         log_level: Level of the ``hdeeprm`` logger set by the command line ["WARNING"].
         objective: Reward objective, a name of :data:`~hdeeprm.env.reward.OBJECTIVES`
             ["avg_job_slowdown"].
-        actions: Action set as full action indices (policy pairs, 36 = void)
-            [all 36 pairs, or the CLASSIC agent's single pair].
+        actions: Action set as full action indices (policy pairs: 0-35 the original's,
+            36 = void, 37 and above the pairs with newer policies; see
+            :mod:`hdeeprm.decision.actions`) [the original 36 pairs, or the CLASSIC
+            agent's single pair].
         observation: Observation type, a name of
             :data:`~hdeeprm.env.observation.OBSERVATIONS` ["normal"].
         queue_sensitivity: Sensitivity s of the queue-variation observation [0.05].

@@ -106,8 +106,13 @@ class _Backfilling(StartStrategy):
         free_per_node = np.bincount(h.core_node[free], minlength=h.nb_nodes)
         return int(np.minimum(np.floor(mem / job.mem), free_per_node).sum()) >= job.res
 
-    def _fit_time(self, head: Job, hold: tuple[Job, np.ndarray] | None = None) -> float:
-        """Earliest estimated time (s) at which ``head`` fits, with ``hold``'s cores kept busy throughout."""
+    def _fit_time(self, head: Job, hold: tuple[Job, np.ndarray] | None = None) -> tuple[float, int]:
+        """When ``head`` fits, with ``hold``'s cores kept busy throughout.
+
+        Returns:
+            The earliest estimated time in seconds (``math.inf`` if never) and the number of
+            free cores then.
+        """
         st, h = self.manager.resources, self.manager.hierarchy
         free = st.core_free.copy()
         mem = st.node_free_mem.copy() if head.mem > 0.0 else None
@@ -116,15 +121,17 @@ class _Backfilling(StartStrategy):
             free[cores] = False
             if mem is not None and job.mem > 0.0:
                 np.subtract.at(mem, h.core_node[cores], job.mem)
-        if self._fits(head, free, mem):
-            return self.manager.now
+        now = self.manager.now
+        when = now if self._fits(head, free, mem) else math.inf
         for end, _, job, cores in self._by_end():
-            free[cores] = True
+            if end > when:
+                break
+            free[cores] = True   # every job ending by then, for the count of free cores then
             if mem is not None and job.mem > 0.0:
                 np.add.at(mem, h.core_node[cores], job.mem)
-            if self._fits(head, free, mem):
-                return end
-        return math.inf
+            if when == math.inf and self._fits(head, free, mem):
+                when = end
+        return when, (int(np.count_nonzero(free)) if when < math.inf else 0)
 
 
 class EasyBackfilling(_Backfilling):
@@ -182,16 +189,22 @@ class EasyBackfilling(_Backfilling):
         if len(rest) < 2:
             return started
         head, now = rest[0], self.manager.now
-        shadow = self._fit_time(head)
+        shadow, free_then = self._fit_time(head)
+        spare = free_then - head.res   # cores free at the shadow time beyond the head's
         for job in rest[1:]:
             if job.res > self.manager.resources.nb_free:
                 continue
+            short = now + job.requested_time <= shadow
+            if not short and job.res > spare:
+                continue   # it would still hold its cores at the shadow time, leaving the head too few
             cores = self._select(job)
             if cores is None:
                 continue
-            if now + job.requested_time <= shadow or self._fit_time(head, (job, cores)) <= shadow:
+            if short or head.mem <= 0.0 or self._fit_time(head, (job, cores))[0] <= shadow:
                 self._start(job, cores, place)
                 started.append(job)
+                if not short:
+                    spare -= job.res
         return started
 
     # ---------------------------------------------------- PyBatsim's free-space geometry
@@ -262,7 +275,10 @@ class ConservativeBackfilling(_Backfilling):
             free[-1] += job.res
         profile = _Profile(np.asarray(times, dtype=np.float64), np.asarray(free, dtype=np.int64))
         started = []
-        for job in ordered:
+        smallest_left = np.minimum.accumulate([job.res for job in reversed(ordered)])[::-1].tolist()
+        for k, job in enumerate(ordered):
+            if smallest_left[k] > profile.free[0]:
+                break   # no job left fits the cores free now: further reservations start nothing now
             duration = max(job.requested_time, 0.0)
             t = profile.earliest(job.res, duration)
             if t == now:
@@ -290,7 +306,7 @@ class _Profile:
         k = bad.size
         idx = np.where(bad, np.arange(k), k)
         next_bad = np.minimum.accumulate(idx[::-1])[::-1]
-        ends = np.append(self.times, math.inf)[next_bad]
+        ends = np.concatenate((self.times, (math.inf,)))[next_bad]
         ok = ~bad & (ends >= self.times + duration)
         if after is not None:
             ok &= self.times > after
@@ -301,8 +317,8 @@ class _Profile:
         i = int(np.searchsorted(self.times, t))
         if i < self.times.size and self.times[i] == t:
             return i
-        self.times = np.insert(self.times, i, t)
-        self.free = np.insert(self.free, i, self.free[i - 1])
+        self.times = np.concatenate((self.times[:i], (t,), self.times[i:]))
+        self.free = np.concatenate((self.free[:i], self.free[i - 1:]))   # the split segment, twice
         return i
 
     def reserve(self, start: float, duration: float, nb: int) -> None:

@@ -253,12 +253,17 @@ class WorkloadManager:
         whether an action starts something depends on the first job its
         job-selection policy picks. The void action is allowed unless waiting
         would last forever. A ``random`` job policy is allowed when the
-        smallest queued job fits (its draw is not known in advance).
+        smallest queued job fits (its draw is not known in advance). With a
+        start strategy that may start jobs behind a blocked head (backfilling),
+        a pair is also allowed when any queued job fits now. The mask counts
+        cores and node memory only: a ``contiguous`` pair may be allowed and
+        still find no run of consecutive free cores.
         """
         mask = np.zeros(len(self._pairs), dtype=bool)
         queue = self.queue
         heads = self._heads(queue, self.now) if queue else {}
         fits: dict[int, bool] = {}
+        behind = None if self.strategy.head_only else any(map(self.fits, queue))
         for i, pair in enumerate(self._pairs):
             if pair is None:
                 mask[i] = not self.waiting_is_forever()
@@ -266,7 +271,7 @@ class WorkloadManager:
                 head = heads[pair[0]]
                 if head not in fits:
                     fits[head] = self.fits(queue[head])
-                mask[i] = fits[head]
+                mask[i] = fits[head] or bool(behind)
         return mask
 
     def fits(self, job: Job) -> bool:

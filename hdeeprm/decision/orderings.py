@@ -24,21 +24,24 @@ name            key (ascending)                              job attribute
 The classic priority functions of the batch-scheduling literature, action
 indices above 36:
 
-============  ==============================  =================================================
-name          key (ascending)                 source
-============  ==============================  =================================================
-``longest``   ``-r`` (LJF)                    longest job first (Feitelson et al., "Parallel
-                                              job scheduling: a status report", JSSPP 2004)
-``largest``   ``-n``                          largest job first (ibid.)
-``saf``       ``r * n``                       smallest (requested) area first (ibid.)
-``f1``        ``log10(r) * n + 870 log10(s)``  Carastan-Santos and de Camargo, "Obtaining
-``f2``        ``sqrt(r) * n + 25600 log10(s)``  dynamic scheduling policies with simulation
-``f3``        ``r * n + 6860000 log10(s)``     and machine learning", SC'17, Table 2
-``f4``        ``r * sqrt(n) + 530000 log10(s)``
-``wfp3``      ``-(w / r)**3 * n``             Tang et al., "Fault-aware, utility-based job
-``unicep``    ``-w / (log2(n) * r)``          scheduling on Blue Gene/P systems", IEEE
-                                              Cluster 2009 (WFP3 and UNICEP utilities)
-============  ==============================  =================================================
+============  ==================================  ================================================
+name          key (ascending)                     source
+============  ==================================  ================================================
+``longest``   ``-r`` (LJF)                        Feitelson et al., "Parallel job scheduling: a
+                                                  status report", JSSPP 2004 (longest job first)
+``largest``   ``-n``                              ibid. (largest job first)
+``saf``       ``r * n``                           ibid. (smallest requested area first)
+``f1``        ``log10(r) * n + 870 log10(s)``     Carastan-Santos and de Camargo, "Obtaining
+                                                  dynamic scheduling policies with simulation and
+                                                  machine learning", SC'17 (F1)
+``f2``        ``sqrt(r) * n + 25600 log10(s)``    ibid. (F2)
+``f3``        ``r * n + 6860000 log10(s)``        ibid. (F3)
+``f4``        ``r * sqrt(n) + 530000 log10(s)``   ibid. (F4)
+``wfp3``      ``-(w / r)**3 * n``                 Tang et al., "Fault-aware, utility-based job
+                                                  scheduling on Blue Gene/P systems", IEEE
+                                                  Cluster 2009 (WFP3 utility)
+``unicep``    ``-w / (log2(n) * r)``              ibid. (UNICEP utility)
+============  ==================================  ================================================
 
 F1-F4 clamp ``s`` and ``r`` to at least 1 s, so that a job submitted at t = 0
 or with a zero estimate keeps a finite key (the published functions assume

@@ -39,6 +39,9 @@ class StartStrategy:
     """
 
     name = ""
+    #: Whether a decision starts nothing when the first job of its order does not fit (the
+    #: action mask then only looks at that job); False for strategies that look further.
+    head_only = False
 
     def bind(self, manager) -> None:
         """Called once by the :class:`~hdeeprm.decision.manager.WorkloadManager` that uses the strategy."""
@@ -72,6 +75,7 @@ class HeadOfLine(StartStrategy):
     """Start jobs in order until the first that does not fit (head-of-line blocking)."""
 
     name = "head_of_line"
+    head_only = True
 
     def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
         """Start the longest prefix of ``ordered`` that fits (see :meth:`StartStrategy.start`)."""

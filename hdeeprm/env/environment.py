@@ -120,7 +120,12 @@ class HDeepRMEnv(gymnasium.Env):
     it is masked (and replaced by the first pair) when waiting would last forever.
     ``info["action_mask"]`` (bool, shape (n,)) tells which actions start at
     least one job now; :meth:`action_masks` returns the same (sb3-contrib's
-    MaskablePPO reads it).
+    MaskablePPO reads it). Pairs with the newer policies (orderings such as
+    ``wfp3``, the ``contiguous`` core selection) have full indices from 37 on
+    (:mod:`hdeeprm.decision.actions`) and are chosen with ``actions=[...]``
+    (e.g. ``"wfp3-high_gflops"``); the default space stays the original one.
+    The options' ``start_strategy`` (head-of-line, EASY or conservative
+    backfilling) applies to every pair.
 
     ## Observation Space
 

@@ -28,6 +28,19 @@ def test_void_goes_last():
     assert opts.actions == [action_index("first", "random"), VOID]
 
 
+def test_new_orderings_and_strategies_are_options():
+    """Pairs beyond the original 37 actions by name, in both keys; the original indices are untouched."""
+    opts = parse_options({"pybatsim": {"env": {"actions": {"selection": [{"wfp3": ["high_gflops", "contiguous"]},
+                                                                        {"first": ["high_gflops"]}]},
+                                               "start_strategy": "easy_backfilling"}}})
+    assert opts.actions == [93, 98, 7] and opts.start_strategy == "easy_backfilling"
+    opts = parse_options({"pybatsim": {"agent": {"policy_pair": "unicep-low_power"}}})
+    assert opts.actions == [action_index("unicep", "low_power")] == [104]
+    assert Options().actions == list(range(VOID)) and VOID == 36
+    with pytest.raises(OptionsError, match="conservative_backfilling"):
+        parse_options({"pybatsim": {"env": {"start_strategy": "conservative"}}})
+
+
 def test_unknown_key_is_rejected_with_a_suggestion(tmp_path):
     path = tmp_path / "o.json"
     path.write_text(json.dumps({"seed": 1, "pybatsim": {"env": {"objectve": "makespan"}}}))

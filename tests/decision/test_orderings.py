@@ -85,3 +85,20 @@ def test_the_action_mask_and_the_manager_use_the_decision_instant(now):
     m.apply(0)
     started = [c[1] for c in sim.commands if c[0] == "EXECUTE_JOB"]
     assert started == (["0", "1"] if now == 55.0 else ["1", "0"])
+
+
+def test_every_pair_has_one_index_and_the_original_37_keep_theirs():
+    from hdeeprm.decision.actions import (CORE_POLICIES, JOB_POLICIES, NB_ACTIONS, VOID, action_name,
+                                          parse_action, policy_pair)
+    from hdeeprm.errors import OptionsError
+
+    indices = {action_index(j, c): (j, c) for j in JOB_POLICIES for c in CORE_POLICIES}
+    assert sorted(indices) == [i for i in range(NB_ACTIONS) if i != VOID]
+    assert all(policy_pair(i) == pair and parse_action(action_name(i)) == i for i, pair in indices.items())
+    assert [action_name(i) for i in (0, 7, 35, 36)] == ["random-random", "first-high_gflops",
+                                                         "low_mem_bw-low_power", "void"]
+    # Above 36, row by row: the original orderings' new core selection first, then the new orderings.
+    assert [action_name(i) for i in (37, 42, 43, 50, 105)] == [
+        "random-contiguous", "low_mem_bw-contiguous", "longest-random", "largest-random", "unicep-contiguous"]
+    with pytest.raises(OptionsError, match=rf"^actions must be in \[0, {NB_ACTIONS - 1}\] \(36 = void\), got 106$"):
+        parse_action(NB_ACTIONS)

@@ -161,3 +161,14 @@ def test_node_memory_decides_when_the_head_fits(strategy):
     # Counting cores only, H would fit now on the free core; with node memory its shadow time is
     # 50 s (job 1 frees node 1), so L, ending at 32 s, starts on the free core of node 0.
     assert started(sim) == [("4", (7,))] and [j.id for j in m.queue] == ["3"]
+
+
+def test_the_action_mask_allows_pairs_whose_head_is_blocked_when_backfilling():
+    masks = {}
+    for strategy in ("head_of_line", "easy_backfilling"):
+        sim, m = manager(strategy)
+        m.on_batch(0.0, [job(0, 6, walltime=10.0)], [])
+        m.apply(0)
+        m.on_batch(1.0, [job(1, 4, walltime=10.0), job(2, 1, walltime=5.0)], [])
+        masks[strategy] = m.action_mask().tolist()
+    assert masks == {"head_of_line": [False], "easy_backfilling": [True]}

@@ -49,3 +49,37 @@ def test_launch_reproduces_the_golden_run_job_for_job(shared, tmp_path, run, str
     assert result.metrics[-1]["makespan"] == float(schedule["makespan"])
     assert result.metrics[-1]["mean_waiting_time"] == pytest.approx(float(schedule["mean_waiting_time"]),
                                                                      rel=1e-12)
+
+
+@pytest.mark.parametrize("strategy", ["easy_backfilling", "conservative_backfilling"])
+def test_backfilling_on_a_real_trace_keeps_every_invariant(shared, tmp_path, strategy):
+    """SDSC-SP2 on the heterogeneous Gaia slice, memory and bandwidth demands, new orderings in one set."""
+    from hdeeprm.env.environment import HDeepRMEnv
+    from tests.test_launch import check_invariants
+
+    trace = shared / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+    base = {"seed": 2, "nb_jobs": 300, "workload_file_path": str(trace),
+            "platform_file_path": str(ROOT / "platforms" / "gaia_mini.json"),
+            "workload": {"default_mem": 2048}}
+    metrics = {}
+    for name, pair in (("hol", "f1-high_mem"), ("backfill", "f1-high_mem"), ("wfp3", "wfp3-contiguous")):
+        options = tmp_path / f"{name}.json"
+        env = {"start_strategy": "head_of_line" if name == "hol" else strategy}
+        options.write_text(json.dumps({**base, "pybatsim": {"env": env, "agent": {"type": "CLASSIC",
+                                                                                   "policy_pair": pair}}}))
+        metrics[name] = launch(str(options), outdir=tmp_path / name, quiet=True).metrics[-1]
+        check_invariants(tmp_path / name, 300)
+    # Backfilling starts jobs head-of-line leaves waiting behind a blocked head.
+    assert metrics["backfill"]["mean_waiting_time"] < metrics["hol"]["mean_waiting_time"]
+    # An agent's action set mixing old and new pairs, through the Gymnasium environment.
+    env = HDeepRMEnv(str(tmp_path / "hol.json"), actions=["first-high_gflops", "unicep-random", "saf-contiguous",
+                                                          "void"])
+    env.options = env.options.replace(start_strategy=strategy)
+    env.reset(seed=0)
+    terminated = truncated = False
+    step = 0
+    while not (terminated or truncated):
+        allowed = [a for a in env.action_masks().nonzero()[0].tolist() if a != 3] or [3]
+        _, _, terminated, truncated, info = env.step(allowed[step % len(allowed)])   # the pairs in turn
+        step += 1
+    assert info["jobs_ended"] == 300
