@@ -28,7 +28,9 @@ scheduler (https://gitlab.inria.fr/batsim/pybatsim, ``schedulers/easyBackfill.py
 rule for rule, so that it reproduces its Batsim runs job for job:
 
 * jobs take ranges of consecutive cores from PyBatsim's list of free spaces
-  (:mod:`hdeeprm.decision.free_spaces`: which space, which end of it);
+  (:mod:`hdeeprm.decision.free_spaces`: which space, which end of it); a range
+  whose nodes lack the job's memory counts as not fitting (PyBatsim has no
+  memory);
 * the reservation is a range of consecutive cores: running jobs are released in
   order of estimated end until the space their cores merge into holds the head;
   the head's range in that space and that job's estimated end (the shadow time)
