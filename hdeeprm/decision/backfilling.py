@@ -3,8 +3,8 @@
 Both estimate when running jobs end from their requested times: a job started at
 ``t0`` is expected to end at ``t0 + r`` (``r`` = requested time in seconds, SWF
 field 9 / Batsim ``walltime``); a job already running past its estimate (possible
-when walltimes are not enforced) is expected to end now. Ties between equal
-estimated ends go to the job started first.
+when walltimes are not enforced) is expected to end right after now (the next
+float). Ties between equal estimated ends go to the job started first.
 
 **EASY backfilling** (:class:`EasyBackfilling`; Lifka, "The ANL/IBM SP scheduling
 system", JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001). One pass:
@@ -28,7 +28,9 @@ scheduler (https://gitlab.inria.fr/batsim/pybatsim, ``schedulers/easyBackfill.py
 rule for rule, so that it reproduces its Batsim runs job for job:
 
 * jobs take ranges of consecutive cores from PyBatsim's list of free spaces
-  (:mod:`hdeeprm.decision.free_spaces`: which space, which end of it);
+  (:mod:`hdeeprm.decision.free_spaces`: which space, which end of it); a range
+  whose nodes lack the job's memory counts as not fitting (PyBatsim has no
+  memory);
 * the reservation is a range of consecutive cores: running jobs are released in
   order of estimated end until the space their cores merge into holds the head;
   the head's range in that space and that job's estimated end (the shadow time)
@@ -91,10 +93,11 @@ class _Backfilling(StartStrategy):
         self._seq += 1
 
     def _by_end(self) -> list[tuple[float, int, Job, np.ndarray]]:
-        """Running jobs by estimated end (overdue ones: now), then start order."""
+        """Running jobs by estimated end (overdue ones: right after now), then start order."""
         now = self.manager.now
-        return sorted(((max(end, now), seq, job, cores) for end, seq, job, cores in self.running.values()),
-                      key=lambda e: (e[0], e[1]))
+        soon = math.nextafter(now, math.inf)
+        return sorted(((end if end >= now else soon, seq, job, cores)
+                       for end, seq, job, cores in self.running.values()), key=lambda e: (e[0], e[1]))
 
     def _fits(self, job: Job, free: np.ndarray, mem: np.ndarray | None) -> bool:
         """Whether ``job`` fits on the ``free`` cores (bool, (nb_cores,)) with node memory ``mem`` (MB)."""

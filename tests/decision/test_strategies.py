@@ -172,3 +172,16 @@ def test_the_action_mask_allows_pairs_whose_head_is_blocked_when_backfilling():
         m.on_batch(1.0, [job(1, 4, walltime=10.0), job(2, 1, walltime=5.0)], [])
         masks[strategy] = m.action_mask().tolist()
     assert masks == {"head_of_line": [False], "easy_backfilling": [True]}
+
+
+@pytest.mark.parametrize("strategy", ["easy_backfilling", "conservative_backfilling"])
+def test_a_job_past_its_estimate_is_expected_to_end_right_away(strategy):
+    """A (6 cores) asked 10 s but still runs at 20 s: B (7 cores) is reserved right after now, so C
+    (2 cores, 100 s) may not take the cores B needs; D (2 cores, 0 s) may (it ends before then)."""
+    sim, m = manager(strategy)
+    m.on_batch(0.0, [job(0, 6, walltime=10.0)], [])
+    m.apply(0)
+    started(sim)
+    m.on_batch(20.0, [job(1, 7, walltime=10.0), job(2, 2, walltime=100.0), job(3, 2, walltime=0.0)], [])
+    m.apply(0)
+    assert started(sim) == [("3", (6, 7))]
