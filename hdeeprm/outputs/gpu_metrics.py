@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -210,3 +211,42 @@ def value_at_arrived(arrived: np.ndarray, value: np.ndarray, capacity: int,
         if pick.any():
             out[k] = round(float(val[pick].mean()), 2)
     return out
+
+
+def plot_against_arrived(series: dict[str, np.ndarray], percents: np.ndarray, ylabel: str, path: str | Path,
+                         title: str = "", dpi: int = 120) -> Path:
+    """Draw one curve per policy (mean over seeds, shaded +- one standard deviation) against the arrived ratio.
+
+    Args:
+        series: Policy name -> values in percent, float64 (seeds, X), NaN where missing.
+        percents: Arrived ratios in percent, (X,).
+        ylabel: Label of the y axis (e.g. ``"GPU allocation ratio (%)"``).
+        path: PNG file to write.
+        title: Figure title.
+        dpi: Resolution.
+
+    Returns:
+        ``path``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    try:
+        for name, values in series.items():
+            mean, sd = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
+            ax.plot(percents, mean, label=name)
+            ax.fill_between(percents, mean - sd, mean + sd, alpha=0.2)
+        ax.set_xlabel("arrived GPU request (% of GPU capacity)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return path
