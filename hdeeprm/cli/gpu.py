@@ -27,7 +27,7 @@ import numpy as np
 from hdeeprm.cli import guarded
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.errors import OptionsError
-from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, plot_against_arrived
+from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, mean_and_sd, plot_against_arrived
 from hdeeprm.platform.gpu_types import load_gpu_library
 from hdeeprm.platform.openb import read_openb_nodes
 from hdeeprm.run.placement import (ATC23_POLICIES, ATC23_PUBLISHED, ATC23_RATIO, ATC23_SEEDS, PlacementRun,
@@ -96,10 +96,10 @@ def atc23_report(runs: Sequence[PlacementRun], published: bool) -> str:
     lines = ["GPU allocation ratio (%) against arrived GPU request (% of capacity), mean +- sd over "
              f"{len({r.seed for r in runs})} seeds", head]
     for name, values in table.items():
-        mean, sd = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
+        mean, sd = mean_and_sd(values)
         failed = np.mean([r.nb_failed for r in runs if r.policy == name])
         line = f"{name:<15}" + "".join(f"{m:>7.2f} +-{s:>4.2f}" for m, s in zip(mean, sd))
-        line += f"{np.nanmean(frag[name]):>10.2f}{failed:>8.0f}"
+        line += f"{mean_and_sd(frag[name])[0][0]:>10.2f}{failed:>8.0f}"
         if published and name in ATC23_PUBLISHED:
             ref, ref_sd = ATC23_PUBLISHED[name]
             at100 = mean[TABLE_PERCENTS.index(100)]

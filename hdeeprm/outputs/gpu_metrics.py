@@ -213,6 +213,25 @@ def value_at_arrived(arrived: np.ndarray, value: np.ndarray, capacity: int,
     return out
 
 
+def mean_and_sd(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and population standard deviation over seeds (axis 0), ignoring NaN; NaN where every seed is NaN.
+
+    Args:
+        values: float64 (seeds, X).
+
+    Returns:
+        ``(mean, sd)``, float64 (X,) each.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    seen = np.isfinite(values)
+    count = seen.sum(axis=0)
+    filled = np.where(seen, values, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=0) / count
+        sd = np.sqrt(np.where(seen, (values - mean) ** 2, 0.0).sum(axis=0) / count)
+    return mean, sd
+
+
 def plot_against_arrived(series: dict[str, np.ndarray], percents: np.ndarray, ylabel: str, path: str | Path,
                          title: str = "", dpi: int = 120) -> Path:
     """Draw one curve per policy (mean over seeds, shaded +- one standard deviation) against the arrived ratio.
@@ -237,7 +256,7 @@ def plot_against_arrived(series: dict[str, np.ndarray], percents: np.ndarray, yl
     fig, ax = plt.subplots(figsize=(7, 4.5))
     try:
         for name, values in series.items():
-            mean, sd = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
+            mean, sd = mean_and_sd(values)
             ax.plot(percents, mean, label=name)
             ax.fill_between(percents, mean - sd, mean + sd, alpha=0.2)
         ax.set_xlabel("arrived GPU request (% of GPU capacity)")

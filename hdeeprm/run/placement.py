@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
-from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models, typical_pods, value_at_arrived
+from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models, mean_and_sd, typical_pods, value_at_arrived
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.openb import OpenbPods
 
@@ -197,4 +197,8 @@ def summarize(runs: Sequence[PlacementRun], percent: int = 100) -> dict[str, tup
     table: dict[str, list[float]] = {}
     for run in runs:
         table.setdefault(run.policy, []).append(float(run.allocation_at([percent])[0]))
-    return {name: (float(np.mean(v)), float(np.std(v)), len(v)) for name, v in table.items()}
+    out = {}
+    for name, values in table.items():
+        mean, sd = mean_and_sd(np.array(values)[:, None])
+        out[name] = (float(mean[0]), float(sd[0]), len(values))
+    return out
