@@ -37,6 +37,10 @@ ATC23_POLICIES = ("random", "dot_product", "gpu_clustering", "gpu_packing", "bes
 #: 10 seeds (population sd), from the artifact's ``experiments/analysis/expected_results/analysis_allo_discrete.csv``.
 ATC23_PUBLISHED = {"random": (86.30, 0.31), "dot_product": (90.62, 0.18), "gpu_clustering": (91.65, 0.58),
                    "gpu_packing": (91.78, 0.50), "best_fit": (92.86, 0.14), "fgd": (95.23, 0.10)}
+#: The paper's fragmented GPU share (% of the GPU capacity) at 100 % arrived on the default trace (Fig. 7), mean and
+#: population sd over its 10 seeds, from the artifact's ``expected_results/analysis_frag_discrete.csv``.
+ATC23_PUBLISHED_FRAGMENTATION = {"random": (13.49, 0.30), "dot_product": (9.30, 0.19), "gpu_clustering": (8.21, 0.58),
+                                 "gpu_packing": (8.13, 0.51), "best_fit": (7.05, 0.14), "fgd": (4.73, 0.11)}
 
 
 @dataclass(frozen=True)
@@ -192,11 +196,19 @@ def run_experiment(cluster: GpuCluster, pods: OpenbPods, policies: Iterable[str]
     return runs
 
 
-def summarize(runs: Sequence[PlacementRun], percent: int = 100) -> dict[str, tuple[float, float, int]]:
-    """Allocation ratio (%) at ``percent`` arrived per policy: mean, population standard deviation, seeds."""
+def summarize(runs: Sequence[PlacementRun], percent: int = 100,
+              what: str = "allocation") -> dict[str, tuple[float, float, int]]:
+    """Per policy, a ratio read at ``percent`` arrived: mean, population standard deviation, number of seeds.
+
+    Args:
+        runs: The runs.
+        percent: Arrived ratio, in % of the GPU capacity.
+        what: ``"allocation"`` (allocation ratio, %) or ``"fragmentation"`` (fragmented share, % of capacity).
+    """
     table: dict[str, list[float]] = {}
     for run in runs:
-        table.setdefault(run.policy, []).append(float(run.allocation_at([percent])[0]))
+        at = run.allocation_at if what == "allocation" else run.fragmentation_at
+        table.setdefault(run.policy, []).append(float(at([percent])[0]))
     out = {}
     for name, values in table.items():
         mean, sd = mean_and_sd(np.array(values)[:, None])
