@@ -12,20 +12,20 @@ once per run. Scores follow the plug-ins of the ATC'23 simulator of Weng et al.
 (``hkust-adsl/kubernetes-scheduler-simulator``, ``pkg/simulator/plugin/*_score.go``),
 including their integer truncations, which decide the ties:
 
-================  ==============================================================================
-``random``        a uniformly random fitting node (``random_score.go``)
-``first_fit``     the first fitting node in the cluster's node order
-``best_fit``      least CPU and GPU left after placing, each over the largest node's, weight 1/2 each
-                  (``best_fit_score.go``)
-``worst_fit``     most CPU and GPU left after placing (the mirror of ``best_fit``: spreading)
-``dot_product``   smallest dot product of the node's free (CPU, GPU) and the pod's request, both over
-                  the largest node's (Tetris, SIGCOMM'14; ``dot_product_score.go``, merged GPU dimension)
-``gpu_packing``   prefer a partly used GPU, then free GPUs of a used node, then idle nodes
-                  (``gpu_packing_score.go``)
-``gpu_clustering``prefer nodes already running pods of the same GPU shape (``gpu_clustering_score.go``)
-``fgd``           least growth of the node's fragmentation (fragmentation gradient descent, ATC'23
-                  section 5; ``fgd_score.go``)
-================  ==============================================================================
+==================  ==============================================================================
+``random``          a uniformly random fitting node (``random_score.go``)
+``first_fit``       the first fitting node in the cluster's node order
+``best_fit``        least CPU and GPU left after placing, each over the largest node's, weight 1/2 each
+                    (``best_fit_score.go``)
+``worst_fit``       most CPU and GPU left after placing (the mirror of ``best_fit``: spreading)
+``dot_product``     smallest dot product of the node's free (CPU, GPU) and the pod's request, both over
+                    the largest node's (Tetris, SIGCOMM'14; ``dot_product_score.go``, merged GPU dimension)
+``gpu_packing``     prefer a partly used GPU, then free GPUs of a used node, then idle nodes
+                    (``gpu_packing_score.go``)
+``gpu_clustering``  prefer nodes already running pods of the same GPU shape (``gpu_clustering_score.go``)
+``fgd``             least growth of the node's fragmentation (fragmentation gradient descent, ATC'23;
+                    ``fgd_score.go``)
+==================  ==============================================================================
 
 A pod sharing a GPU takes, on the chosen node, the GPU with the least free share that fits
 (``random``: a random fitting GPU; ``fgd``: the GPU its score chose); whole GPUs are the first

@@ -111,3 +111,40 @@ def test_ties_go_to_the_lowest_rank_and_unknown_names_are_suggested():
         GPU_PLACEMENTS["fdg"]
     assert set(GPU_PLACEMENTS.names()) == {"random", "first_fit", "best_fit", "worst_fit", "dot_product",
                                            "gpu_packing", "gpu_clustering", "fgd"}
+
+
+def test_fgd_incremental_scores_match_a_full_recomputation():
+    rng = np.random.default_rng(7)
+    models = ["T4", "V100M16", "G2"]
+    cluster = gpu_cluster([(f"n{i}", int(rng.choice([16000, 32000, 96000])), 10**6, int(rng.choice([1, 2, 4, 8])),
+                            models[i % 3]) for i in range(40)])
+    shapes = [("s", 4000, 1, 1, 500, ""), ("t", 2000, 1, 1, 250, ""), ("w", 8000, 1, 1, 1000, ""),
+              ("m", 16000, 1, 2, 1000, ""), ("c", 1000, 1, 0, 0, ""), ("v", 4000, 1, 1, 1000, "V100M16|T4")]
+    typical = typical_pods(openb_pods([(f"{s[0]}{k}", *s[1:]) for k, s in enumerate(shapes * 3)]), cluster.models)
+    state = PlacementState(cluster, typical)
+    for _ in range(120):  # a random partly filled state
+        pod = request(cluster, int(rng.integers(0, 8)) * 1000, 1, int(rng.choice([100, 250, 500, 700, 1000])))
+        nodes = state.fitting_nodes(pod)
+        if len(nodes):
+            node = int(rng.choice(nodes))
+            state.place(node, state.choose_gpus(node, pod, "random", rng), pod)
+    for pod in (request(cluster, 3000, 1, 300), request(cluster, 3000, 1, 500), request(cluster, 8000, 2, 1000),
+                request(cluster, 2000, 0, 0)):
+        nodes = state.fitting_nodes(pod)
+        scores, gpus = GPU_PLACEMENTS["fgd"].score(state, pod, nodes, rng)
+        for k, node in enumerate(nodes):
+            options = np.flatnonzero(state.gpu_left[node] >= pod.gpu_milli) if pod.shares_gpu else [None]
+            best = None
+            for gpu in options:
+                cpu, left = state.cpu_left.copy(), state.gpu_left.copy()
+                cpu[node] -= pod.cpu
+                taken = [gpu] if gpu is not None else state.choose_gpus(node, pod, "best", rng)
+                left[node, taken] -= pod.gpu_milli
+                before = fragmentation(state.cpu_left[[node]], state.gpu_left[[node]], state.model[[node]], typical)
+                after = fragmentation(cpu[[node]], left[[node]], state.model[[node]], typical)
+                score = int(fgd_score(np.array([(before.amount - after.amount) * typical.total]), typical.total)[0])
+                if best is None or score > best[0]:
+                    best = (score, gpu)
+            assert scores[k] == best[0]
+            if pod.shares_gpu:
+                assert gpus[k] == best[1]
