@@ -11,7 +11,8 @@ Usage::
 or a CSV path) on the openb GPU nodes (``TRACE_DIR/openb_node_list_gpu_node.csv`` unless
 ``--nodes``) with the protocol of Weng et al., ATC 2023 (see :mod:`hdeeprm.run.placement`),
 prints the GPU allocation ratio against the arrived ratio per policy and, with ``--output``,
-writes ``allocation.png``, ``fragmentation.png`` and ``allocation.csv`` there. Errors in the
+writes ``allocation.png``, ``fragmentation.png``, ``fragmentation_ratio.png`` and
+``allocation.csv`` there. Errors in the
 inputs are printed as ``hdeeprm-gpu: error: <message>`` with exit status 2.
 """
 from __future__ import annotations
@@ -74,11 +75,14 @@ def nodes_table(path: str, library_files: Sequence[str] = ()) -> str:
 
 def curves(runs: Sequence[PlacementRun], percents: np.ndarray = ARRIVED_PERCENTS,
            what: str = "allocation") -> dict[str, np.ndarray]:
-    """Policy -> allocation (or fragmentation) ratio in % at ``percents``, float64 (seeds, len(percents))."""
+    """Per policy, a series read at ``percents`` arrived, float64 (seeds, len(percents)).
+
+    ``what`` is ``allocation``, ``fragmentation`` or ``fragmentation_ratio`` (in %, see
+    :func:`~hdeeprm.run.placement.summarize`).
+    """
     out: dict[str, list[np.ndarray]] = {}
     for run in runs:
-        values = run.allocation_at(percents) if what == "allocation" else run.fragmentation_at(percents)
-        out.setdefault(run.policy, []).append(values)
+        out.setdefault(run.policy, []).append(getattr(run, f"{what}_at")(percents))
     return {name: np.array(v) for name, v in out.items()}
 
 
@@ -110,7 +114,7 @@ def atc23_report(runs: Sequence[PlacementRun], published: bool) -> str:
 
 
 def write_outputs(runs: Sequence[PlacementRun], output: Path) -> list[Path]:
-    """Write ``allocation.csv`` (one row per policy and seed, a column per arrived %) and the two plots."""
+    """Write ``allocation.csv`` (one row per policy and seed, a column per arrived %) and the three plots."""
     output.mkdir(parents=True, exist_ok=True)
     alloc = curves(runs)
     table = output / "allocation.csv"
@@ -125,7 +129,10 @@ def write_outputs(runs: Sequence[PlacementRun], output: Path) -> list[Path]:
                                  "GPU allocation (ATC'23 protocol)"),
             plot_against_arrived(curves(runs, what="fragmentation"), ARRIVED_PERCENTS,
                                  "fragmented GPU share (% of capacity)", output / "fragmentation.png",
-                                 "GPU fragmentation (ATC'23 measure)")]
+                                 "GPU fragmentation (ATC'23 measure)"),
+            plot_against_arrived(curves(runs, what="fragmentation_ratio"), ARRIVED_PERCENTS,
+                                 "fragmented share of the idle GPUs (%)", output / "fragmentation_ratio.png",
+                                 "GPU fragmentation ratio (ATC'23 measure)")]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     atc.add_argument("--first-seed", type=int, default=ATC23_SEEDS[0], help="first seed (default: 42)")
     atc.add_argument("--ratio", type=float, default=ATC23_RATIO,
                      help="total GPU request brought in, over the GPU capacity (default: 1.3)")
-    atc.add_argument("--output", help="folder for allocation.csv, allocation.png and fragmentation.png")
+    atc.add_argument("--output", help="folder for allocation.csv and the allocation, fragmentation and "
+                     "fragmentation ratio plots (PNG)")
     return parser
 
 

@@ -78,6 +78,17 @@ class PlacementRun:
         """Fragmented share (% of the capacity) at whole arrived percentages."""
         return value_at_arrived(self.arrived, self.fragmented, self.capacity, np.asarray(percents))
 
+    @property
+    def fragmentation_ratio(self) -> np.ndarray:
+        """Fragmented share of the idle GPU share after each pod, in [0, 1], float64 (S,) (1 when nothing is idle)."""
+        idle = self.capacity - self.allocated
+        return np.divide(self.fragmented, idle, out=np.ones(len(idle)), where=idle > 0)
+
+    def fragmentation_ratio_at(self, percents: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Fragmentation ratio (% of the idle GPU share) at whole arrived percentages (ATC'23 Fig. 7(b))."""
+        return value_at_arrived(self.arrived, self.fragmentation_ratio * self.capacity, self.capacity,
+                                np.asarray(percents))
+
 
 def arrival_order(pods: OpenbPods, capacity: int, ratio: float, rng: np.random.Generator) -> np.ndarray:
     """Pod indices in arrival order (step 1 of the module's protocol), int64.
@@ -203,11 +214,12 @@ def summarize(runs: Sequence[PlacementRun], percent: int = 100,
     Args:
         runs: The runs.
         percent: Arrived ratio, in % of the GPU capacity.
-        what: ``"allocation"`` (allocation ratio, %) or ``"fragmentation"`` (fragmented share, % of capacity).
+        what: ``"allocation"`` (allocation ratio, %), ``"fragmentation"`` (fragmented share, % of capacity) or
+            ``"fragmentation_ratio"`` (% of the idle GPU share).
     """
     table: dict[str, list[float]] = {}
     for run in runs:
-        at = run.allocation_at if what == "allocation" else run.fragmentation_at
+        at = getattr(run, f"{what}_at")
         table.setdefault(run.policy, []).append(float(at([percent])[0]))
     out = {}
     for name, values in table.items():

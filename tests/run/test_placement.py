@@ -42,6 +42,9 @@ def test_one_seed_orders_the_policies_and_keeps_invariants(openb):
         per_node = np.bincount(run.node[placed], weights=step[placed], minlength=cluster.nb_nodes)
         assert np.all(per_node <= 1000 * cluster.gpu_count)
     assert runs["fgd"].fragmentation_at([100])[0] < runs["random"].fragmentation_at([100])[0]
+    ratio = {name: run.fragmentation_ratio_at([50, 90]) for name, run in runs.items()}
+    assert np.all(ratio["fgd"] < ratio["best_fit"]) and np.all(ratio["best_fit"] < ratio["random"])
+    assert all(np.all((run.fragmentation_ratio >= 0) & (run.fragmentation_ratio <= 1)) for run in runs.values())
 
 
 def test_cli_atc23_on_a_small_trace(tmp_path, capsys):
@@ -54,7 +57,8 @@ def test_cli_atc23_on_a_small_trace(tmp_path, capsys):
                  "--output", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert code == 0 and "fgd" in out and "paper@100" not in out
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {"allocation.csv", "allocation.png", "fragmentation.png"}
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"allocation.csv", "allocation.png", "fragmentation.png",
+                                                                 "fragmentation_ratio.png"}
     assert len((tmp_path / "out" / "allocation.csv").read_text().splitlines()) == 1 + 2 * 2
     assert main(["atc23", str(tmp_path), "--workload", "small", "--policies", "fdg"]) == 2
     assert "did you mean 'fgd'" in capsys.readouterr().err
