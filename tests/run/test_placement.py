@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from hdeeprm.cli.gpu import main
+from hdeeprm.errors import WorkloadError
 from hdeeprm.platform.openb import read_openb_nodes
 from hdeeprm.run.placement import arrival_order, run_experiment
 from hdeeprm.workload.openb import openb_pods, read_openb_pods
@@ -71,5 +72,5 @@ def test_cli_types_and_nodes(shared, capsys):
 
 
 def test_pods_built_in_code_reject_bad_requests():
-    with pytest.raises(Exception, match="gpu_milli must be 1000"):
+    with pytest.raises(WorkloadError, match="gpu_milli must be 1000"):
         openb_pods([("p", 1, 1, 2, 500, "")])
