@@ -148,10 +148,11 @@ def read_json(path: str | Path, what: str) -> Any:
         PlatformError: ``"cannot read <what>: <reason> (<path>)"`` or
             ``"malformed JSON: <reason> at column <c> (<path>:<line>)"``.
     """
-    return _read_json_text(path, what)[0]
+    return read_json_text(path, what)[0]
 
 
-def _read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
+def read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
+    """As :func:`read_json`, also returning the file's text (for :func:`key_line`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -197,7 +198,7 @@ def check_fields(entry: Mapping[str, Any], allowed: tuple[str, ...], what: str, 
         raise PlatformError(f"{what} has an unknown field {key!r}{suggestion}", path, line)
 
 
-def _key_line(text: str, key: str) -> int | None:
+def key_line(text: str, key: str) -> int | None:
     """1-based line of the first occurrence of ``"key":`` in a JSON text (a cheap locator for messages)."""
     match = re.search(re.escape(json.dumps(key)) + r"\s*:", text)
     return text.count("\n", 0, match.start()) + 1 if match else None
@@ -251,7 +252,7 @@ class TypeLibrary:
 
     def _add_file(self, path: str | Path) -> None:
         spath = str(path)
-        data, text = _read_json_text(path, "type library")
+        data, text = read_json_text(path, "type library")
         if not isinstance(data, dict):
             raise PlatformError(f"a type library must be a JSON object, got {type(data).__name__}", spath)
         self.files.append(spath)
@@ -262,16 +263,16 @@ class TypeLibrary:
                 if group not in _GROUPS:
                     hint = closest(group, _GROUPS)
                     raise PlatformError(f"unknown library section {group!r}"
-                                        + (f" (did you mean {hint!r}?)" if hint else ""), spath, _key_line(text, group))
+                                        + (f" (did you mean {hint!r}?)" if hint else ""), spath, key_line(text, group))
                 if not isinstance(entries, dict):
-                    raise PlatformError(f"{group} must be a JSON object", spath, _key_line(text, group))
+                    raise PlatformError(f"{group} must be a JSON object", spath, key_line(text, group))
                 for name, entry in entries.items():
                     if not name.startswith("_"):
-                        self._add_entry(name, entry, _GROUPS[group], spath, _key_line(text, name))
+                        self._add_entry(name, entry, _GROUPS[group], spath, key_line(text, name))
             return
         for name, entry in data.items():
             if not name.startswith("_"):
-                self._add_entry(name, entry, None, spath, _key_line(text, name))
+                self._add_entry(name, entry, None, spath, key_line(text, name))
 
     def _add_entry(self, name: str, entry: Any, kind: str | None, path: str, line: int | None) -> None:
         if not isinstance(entry, dict):

@@ -1,0 +1,316 @@
+"""Node selection for GPU pods: the placement state and the policies of :data:`GPU_PLACEMENTS`.
+
+A :class:`PlacementState` holds, per node of a :class:`~hdeeprm.platform.openb.GpuCluster`,
+the free CPU and memory and the free share of each GPU (thousandths). A pod fits a node
+when the node has its CPU and memory left, its GPU model is allowed, and: for a pod
+sharing one GPU, one GPU with ``gpu_milli`` free; for ``k`` whole GPUs, ``k`` fully free
+GPUs of that node; nothing more for a CPU-only pod (openb semantics).
+
+Every policy scores the fitting nodes with integers (higher is better); the node with the
+best score wins, ties going to the node that comes first in a random order of the nodes drawn
+once per run. Scores follow the plug-ins of the ATC'23 simulator of Weng et al.
+(``hkust-adsl/kubernetes-scheduler-simulator``, ``pkg/simulator/plugin/*_score.go``),
+including their integer truncations, which decide the ties:
+
+==================  ==============================================================================
+``random``          a uniformly random fitting node (``random_score.go``)
+``first_fit``       the first fitting node in the cluster's node order
+``best_fit``        least CPU and GPU left after placing, each over the largest node's, weight 1/2 each
+                    (``best_fit_score.go``)
+``worst_fit``       most CPU and GPU left after placing (the mirror of ``best_fit``: spreading)
+``dot_product``     smallest dot product of the node's free (CPU, GPU) and the pod's request, both over
+                    the largest node's (Tetris, SIGCOMM'14; ``dot_product_score.go``, merged GPU dimension)
+``gpu_packing``     prefer a partly used GPU, then free GPUs of a used node, then idle nodes
+                    (``gpu_packing_score.go``)
+``gpu_clustering``  prefer nodes already running pods of the same GPU shape (``gpu_clustering_score.go``)
+``fgd``             least growth of the node's fragmentation (fragmentation gradient descent, ATC'23;
+                    ``fgd_score.go``)
+==================  ==============================================================================
+
+A pod sharing a GPU takes, on the chosen node, the GPU with the least free share that fits
+(``random``: a random fitting GPU; ``fgd``: the GPU its score chose); whole GPUs are the first
+fully free ones (``open_gpu_share.go``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from hdeeprm.outputs.gpu_metrics import TypicalPods, frag_numerator, gpu_fit_counts
+from hdeeprm.platform.openb import MILLI, GpuCluster
+from hdeeprm.registry import Registry
+
+#: Highest node score of the Kubernetes scheduling framework (``framework.MaxNodeScore``).
+MAX_SCORE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class PodRequest:
+    """What one pod asks for.
+
+    Attributes:
+        cpu: CPU in thousandths of a core.
+        memory: Memory in MiB.
+        num_gpu: GPUs (0: CPU-only).
+        gpu_milli: Share of each GPU in thousandths (1000: whole GPUs).
+        allowed: Allowed GPU models of the cluster, bool (nb_models + 1,) (last entry: "no GPU", False).
+    """
+
+    cpu: int
+    memory: int
+    num_gpu: int
+    gpu_milli: int
+    allowed: np.ndarray
+
+    @property
+    def shares_gpu(self) -> bool:
+        """Whether the pod asks for a fraction of one GPU."""
+        return self.num_gpu == 1 and self.gpu_milli < MILLI
+
+    @property
+    def gpu_request(self) -> int:
+        """GPU share asked for, in thousandths."""
+        return self.num_gpu * self.gpu_milli
+
+    @property
+    def shape_tag(self) -> int:
+        """The pod's GPU shape for ``gpu_clustering``: -1 CPU-only, 0 shared GPU, k for k whole GPUs."""
+        return -1 if self.num_gpu == 0 else 0 if self.shares_gpu else self.num_gpu
+
+
+class PlacementState:
+    """Free resources of every node of a cluster, updated as pods are placed (never removed).
+
+    Args:
+        cluster: The cluster.
+        typical: Typical pods; when given, per-node fragmentation is kept up to date (needed by ``fgd`` and by
+            the fragmentation record).
+
+    Attributes:
+        cpu_norm, gpu_norm: CPU (thousandths of a core) and GPU share (thousandths) of the largest node: the
+            normalisers of ``best_fit``, ``worst_fit``, ``dot_product`` and ``gpu_clustering`` (128000 and 8000 on
+            openb, the ATC'23 simulator's ``MaxSpecCpu`` and ``MaxSpecGpu``).
+        cpu_left: Free CPU per node in thousandths of a core, int64 (N,).
+        memory_left: Free memory per node in MiB, int64 (N,).
+        gpu_left: Free share per GPU in thousandths, int64 (N, G) (G: most GPUs on a node; 0 for missing GPUs).
+        total_left: ``gpu_left`` summed per node, int64 (N,).
+        shapes: Whether each node runs a pod of each GPU shape (see :attr:`PodRequest.shape_tag`), bool (N, G + 1).
+        frag: Per-node fragmentation numerator (see :func:`~hdeeprm.outputs.gpu_metrics.frag_numerator`), int64
+            (N,), or None without typical pods.
+    """
+
+    def __init__(self, cluster: GpuCluster, typical: TypicalPods | None = None) -> None:
+        self.cluster = cluster
+        self.model = cluster.gpu_model
+        self.gpu_count = cluster.gpu_count
+        self.cpu_left = cluster.cpu_milli.copy()
+        self.memory_left = cluster.memory_mib.copy()
+        width = max(cluster.max_gpus_per_node, 1)
+        self.gpu_left = np.where(np.arange(width) < cluster.gpu_count[:, None], MILLI, 0).astype(np.int64)
+        self.total_left = self.gpu_left.sum(axis=1)
+        self.shapes = np.zeros((cluster.nb_nodes, width + 1), dtype=bool)
+        self.cpu_norm = max(int(cluster.cpu_milli.max(initial=1)), 1)
+        self.gpu_norm = MILLI * width
+        self.typical = typical
+        self.count = self.below = self.frag = None
+        if typical is not None:
+            self.count, self.below = gpu_fit_counts(self.gpu_left, typical)
+            self.frag = frag_numerator(self.cpu_left, self.total_left, self.count, self.below, self.model, typical)
+
+    def fitting_nodes(self, pod: PodRequest) -> np.ndarray:
+        """Indices of the nodes the pod fits, ascending, int64 (K,)."""
+        ok = (self.cpu_left >= pod.cpu) & (self.memory_left >= pod.memory)
+        if pod.num_gpu:
+            ok &= pod.allowed[self.model]
+            ok &= (self.gpu_left >= pod.gpu_milli).sum(axis=1) >= pod.num_gpu
+        return np.flatnonzero(ok)
+
+    def choose_gpus(self, node: int, pod: PodRequest, how: str, rng: np.random.Generator) -> np.ndarray:
+        """GPUs of ``node`` for the pod, int64 (num_gpu,).
+
+        A shared GPU is the one with the least free share that fits (``how="best"``) or a random fitting one
+        (``how="random"``); whole GPUs are the first fully free ones; a CPU-only pod gets none.
+        """
+        left = self.gpu_left[node]
+        if pod.num_gpu == 0:
+            return np.empty(0, dtype=np.int64)
+        if not pod.shares_gpu:
+            return np.flatnonzero(left == MILLI)[:pod.num_gpu]
+        fits = np.flatnonzero(left >= pod.gpu_milli)
+        if how == "random":
+            return fits[rng.integers(len(fits))][None]
+        return fits[np.argmin(left[fits])][None]
+
+    def place(self, node: int, gpus: np.ndarray, pod: PodRequest) -> None:
+        """Take the pod's resources on ``node`` and ``gpus`` (which must fit: callers use :meth:`fitting_nodes`)."""
+        self.cpu_left[node] -= pod.cpu
+        self.memory_left[node] -= pod.memory
+        if pod.num_gpu:
+            self.gpu_left[node, gpus] -= pod.gpu_milli
+            self.total_left[node] -= pod.gpu_request
+            self.shapes[node, pod.shape_tag] = True
+        if self.typical is not None:
+            count, below = gpu_fit_counts(self.gpu_left[node:node + 1], self.typical)
+            self.count[node], self.below[node] = count[0], below[0]
+            self.frag[node] = frag_numerator(self.cpu_left[node:node + 1], self.total_left[node:node + 1], count,
+                                             below, self.model[node:node + 1], self.typical)[0]
+
+
+#: A score function: (state, pod, fitting nodes (K,), rng) -> (int64 scores (K,), chosen GPU per node (K,) or None).
+ScoreFunction = Callable[[PlacementState, PodRequest, np.ndarray, np.random.Generator],
+                         tuple[np.ndarray, np.ndarray | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementPolicy:
+    """A node-selection policy.
+
+    Attributes:
+        name: Registry name.
+        score: Scores the fitting nodes (see :data:`ScoreFunction`).
+        gpu_selection: How a shared GPU is chosen when ``score`` returns no GPU: ``"best"`` or ``"random"``.
+        needs_fragmentation: Whether the state must keep per-node fragmentation (typical pods).
+    """
+
+    name: str
+    score: ScoreFunction
+    gpu_selection: str = "best"
+    needs_fragmentation: bool = False
+
+
+def _random(state, pod, nodes, rng):
+    scores = np.zeros(len(nodes), dtype=np.int64)
+    scores[rng.integers(len(nodes))] = MAX_SCORE
+    return scores, None
+
+
+def _first_fit(state, pod, nodes, rng):
+    return -nodes, None
+
+
+def _left_after(state, pod, nodes):
+    # (cpu left - request) / largest cpu x 1/2 + (GPU left - request) / largest GPU x 1/2, in best_fit_score.go's
+    # operation order so that the truncation to an integer matches.
+    cpu = (state.cpu_left[nodes] - pod.cpu) / state.cpu_norm * 0.5
+    gpu = (state.total_left[nodes] - pod.gpu_request) / state.gpu_norm * 0.5
+    return (0.0 + cpu) + gpu
+
+
+def _best_fit(state, pod, nodes, rng):
+    return ((1.0 - _left_after(state, pod, nodes)) * MAX_SCORE).astype(np.int64), None
+
+
+def _worst_fit(state, pod, nodes, rng):
+    return (_left_after(state, pod, nodes) * MAX_SCORE).astype(np.int64), None
+
+
+def _dot_product(state, pod, nodes, rng):
+    inner = (0.0 + (state.cpu_left[nodes] / state.cpu_norm) * (pod.cpu / state.cpu_norm))
+    inner = inner + (state.total_left[nodes] / state.gpu_norm) * (pod.gpu_request / state.gpu_norm)
+    return (float(MAX_SCORE) * (1.0 - inner / 2.0)).astype(np.int64), None
+
+
+def _gpu_packing(state, pod, nodes, rng):
+    if pod.num_gpu == 0:
+        return np.zeros(len(nodes), dtype=np.int64), None
+    left = state.gpu_left[nodes]
+    free = (left == MILLI).sum(axis=1)
+    idle_node = free == state.gpu_count[nodes]
+    if pod.shares_gpu:
+        tightest = np.where(left >= pod.gpu_milli, left, 2 * MILLI).min(axis=1)
+        used = np.where(tightest == MILLI, np.maximum(MAX_SCORE // 2 - 1, MAX_SCORE // 3),
+                        np.maximum(MAX_SCORE - (tightest * 100 // MILLI) // 10, MAX_SCORE // 2))
+    else:
+        used = np.full(len(nodes), max(MAX_SCORE // 2 - pod.num_gpu, MAX_SCORE // 3), dtype=np.int64)
+    return np.where(idle_node, np.maximum(MAX_SCORE // 3 - free, free), used).astype(np.int64), None
+
+
+def _gpu_clustering(state, pod, nodes, rng):
+    if pod.num_gpu == 0:
+        return np.zeros(len(nodes), dtype=np.int64), None
+    quarter = MAX_SCORE // 4
+    base = quarter * (state.gpu_norm - state.total_left[nodes]) // state.gpu_norm
+    shapes = state.shapes[nodes]
+    same = shapes[:, pod.shape_tag]
+    nb_shapes = shapes.sum(axis=1)
+    bonus = np.where(same, np.where(nb_shapes == 1, 3 * quarter, 2 * quarter), np.where(nb_shapes == 0, quarter, 0))
+    return base + bonus, None
+
+
+def fgd_score(delta: np.ndarray, total_weight: int) -> np.ndarray:
+    """FGD's node score from the fragmentation decrease ``delta`` (numerator units, see ``frag_numerator``).
+
+    ``int(sigmoid(decrease / 1000) x 100)`` with the decrease in thousandths of a GPU (``fgd_score.go``).
+    """
+    return (MAX_SCORE / (1.0 + np.exp(-(delta / total_weight) / MILLI))).astype(np.int64)
+
+
+def _fgd(state, pod, nodes, rng):
+    typical = state.typical
+    if pod.num_gpu == 0:
+        frag = frag_numerator(state.cpu_left[nodes] - pod.cpu, state.total_left[nodes], state.count[nodes],
+                              state.below[nodes], state.model[nodes], typical)
+        return fgd_score(state.frag[nodes] - frag, typical.total), None
+    if not pod.shares_gpu:
+        frag = frag_numerator(state.cpu_left[nodes] - pod.cpu, state.total_left[nodes] - pod.gpu_request,
+                              state.count[nodes] - pod.num_gpu, state.below[nodes], state.model[nodes], typical)
+        return fgd_score(state.frag[nodes] - frag, typical.total), None
+    # One candidate per (node, distinct free share) among the GPUs that fit, keeping the lowest GPU index.
+    left = state.gpu_left[nodes]
+    row, gpu = np.nonzero(left >= pod.gpu_milli)
+    value = left[row, gpu]
+    _, first = np.unique(row * (2 * MILLI + 1) + value, return_index=True)
+    row, gpu, value = row[first], gpu[first], value[first]
+    after = value - pod.gpu_milli
+    need = typical.gpu_milli
+    node = nodes[row]
+    count = state.count[node] - (value[:, None] >= need) + (after[:, None] >= need)
+    below = state.below[node] - np.where(value[:, None] < need, value[:, None], 0) + np.where(after[:, None] < need,
+                                                                                              after[:, None], 0)
+    frag = frag_numerator(state.cpu_left[node] - pod.cpu, state.total_left[node] - pod.gpu_milli, count, below,
+                          state.model[node], typical)
+    score = fgd_score(state.frag[node] - frag, typical.total)
+    order = np.lexsort((gpu, -score, row))
+    best = order[np.r_[True, row[order][1:] != row[order][:-1]]]
+    return score[best], gpu[best]
+
+
+#: Node-selection policies for GPU pods, by name.
+GPU_PLACEMENTS: Registry[PlacementPolicy] = Registry("GPU placement policy")
+for _policy in (PlacementPolicy("random", _random, gpu_selection="random"),
+                PlacementPolicy("first_fit", _first_fit),
+                PlacementPolicy("best_fit", _best_fit),
+                PlacementPolicy("worst_fit", _worst_fit),
+                PlacementPolicy("dot_product", _dot_product),
+                PlacementPolicy("gpu_packing", _gpu_packing),
+                PlacementPolicy("gpu_clustering", _gpu_clustering),
+                PlacementPolicy("fgd", _fgd, needs_fragmentation=True)):
+    GPU_PLACEMENTS.register(_policy.name, _policy)
+
+
+def select_node(state: PlacementState, pod: PodRequest, policy: PlacementPolicy, rank: np.ndarray,
+                rng: np.random.Generator) -> tuple[int, np.ndarray] | None:
+    """Where ``policy`` places ``pod``: the best-scored fitting node (ties: lowest ``rank``) and its GPUs.
+
+    Args:
+        state: The cluster's free resources.
+        pod: The pod.
+        policy: The policy.
+        rank: Tie-break rank of each node, int64 (N,) (a random permutation drawn once per run).
+        rng: Random generator of the run (``random`` and random GPU choice).
+
+    Returns:
+        ``(node, gpus)``, or None when the pod fits no node.
+    """
+    nodes = state.fitting_nodes(pod)
+    if len(nodes) == 0:
+        return None
+    scores, chosen = policy.score(state, pod, nodes, rng)
+    best = np.flatnonzero(scores == scores.max())
+    pick = best[np.argmin(rank[nodes[best]])]
+    node = int(nodes[pick])
+    if chosen is not None and pod.shares_gpu:
+        return node, chosen[pick:pick + 1]
+    return node, state.choose_gpus(node, pod, policy.gpu_selection, rng)
