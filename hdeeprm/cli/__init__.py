@@ -4,7 +4,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from hdeeprm.errors import HDeepRMError, InputError
+from hdeeprm.errors import AgentError, HDeepRMError, InputError
+
+#: Exit code of bad input (an :class:`~hdeeprm.errors.InputError`, an unreadable file), as argparse's.
+EXIT_BAD_INPUT = 2
+#: Exit code of an :class:`~hdeeprm.errors.AgentError`: the user's agent file cannot be loaded,
+#: or the agent raised or returned something that is not an action.
+EXIT_AGENT = 3
+#: Exit code of an interrupted command (128 + SIGINT, as shells report Ctrl-C).
+EXIT_INTERRUPTED = 130
 
 
 def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 2) -> int:
@@ -19,20 +27,29 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
             (e.g. a simulation or protocol failure); bad input always gives 2.
 
     Returns:
-        The exit code: ``action``'s, 2 for bad input (an :class:`InputError` or an
-        unreadable file), ``failure_code`` for other HDeepRM errors, 130 when interrupted.
+        The exit code: ``action``'s, :data:`EXIT_BAD_INPUT` (2) for bad input (an
+        :class:`InputError` or an unreadable file), :data:`EXIT_AGENT` (3) for an
+        :class:`AgentError` (its message first, then the agent's own frames when it raised),
+        ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted.
     """
     try:
         return action() or 0
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except AgentError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        if exc.user_traceback:
+            print(exc.user_traceback, end="", file=sys.stderr)
+        return EXIT_AGENT
     except HDeepRMError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return failure_code
     except OSError as exc:
-        print(f"{prog}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
-        return 2
+        what = exc.strerror or str(exc) or type(exc).__name__
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"{prog}: error: {what}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED

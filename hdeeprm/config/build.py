@@ -51,7 +51,7 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     if not path:
         raise OptionsError("a workload is required: set workload_file_path or pass -cw workload.json",
                            path=options.source)
-    if path.endswith(".json"):
+    if path.lower().endswith(".json"):
         given = [name for name in SWF_CONVERSION_OPTIONS if name in options.given]
         if given:
             raise OptionsError(f"workload.{given[0]} only applies to SWF traces, but the workload {path} is "

@@ -21,8 +21,9 @@ from hdeeprm.config.build import build_agent, build_platform, build_workload, lo
 from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
-from hdeeprm.errors import OptionsError
+from hdeeprm.errors import HDeepRMError, OptionsError
 from hdeeprm.run.episode import run_episode
+from hdeeprm.run.loop import agent_failed
 from hdeeprm.workload.model import Workload
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,10 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")
+    if outmodel:
+        from hdeeprm.agents.checkpoint import check_writable
+
+        check_writable(outmodel)   # before hours of training, not after
     hierarchy = build_platform(options)
     workload = build_workload(options, hierarchy, custom_workload)
     agent_cls = load_agent(options, agent_path)
@@ -170,7 +175,12 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, *, inmod
                 mean_probs.append([round(float(p), 6) for p in np.mean(np.asarray(probs, dtype=np.float64), axis=0)])
                 if last:
                     last_probs = [[round(float(p), 6) for p in row] for row in probs]
-            loss = agent.end_episode()
+            try:
+                loss = agent.end_episode()
+            except HDeepRMError:
+                raise
+            except Exception as exc:   # the user's code: say which file and method, keep its frames
+                raise agent_failed(agent, "end_episode", exc) from exc
             metrics = episode.write_outputs(outdir) if last else episode.metrics()
             metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
                        "loss": loss if loss is not None else ""}

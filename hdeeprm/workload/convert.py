@@ -70,7 +70,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from hdeeprm.errors import OptionsError
+from hdeeprm.errors import OptionsError, WorkloadError
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, iter_swf_chunks
 
@@ -202,6 +202,26 @@ def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
     return kept, skipped
 
 
+def _check_unique(numbers: np.ndarray, source: str) -> None:
+    """Raise a WorkloadError naming the lines of the first job number given twice, if any."""
+    ordered = np.sort(numbers)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not repeated.size:
+        return
+    number = int(repeated[0])
+    lines: list[int] = []
+    if source and os.path.isfile(source):   # the error path only: find where it is
+        for values, where in iter_swf_chunks(source):
+            lines += where[values[:, 0] == number].tolist()
+            if len(lines) >= 2:
+                break
+    if len(lines) >= 2:
+        raise WorkloadError(f"field 1 (job number) must be unique, got {number} again (first on line "
+                            f"{lines[0]})", source, lines[1], "job number")
+    raise WorkloadError(f"field 1 (job number) must be unique, got {number} twice", source or None,
+                        field="job number")
+
+
 def _token(value: float) -> str:
     """Exact, short text of a number for profile names (3600.0 -> "3600")."""
     return str(int(value)) if value.is_integer() else repr(value)
@@ -231,6 +251,8 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
 
     Raises:
         OptionsError: An argument is out of range.
+        WorkloadError: Two kept records have the same job number (SWF field 1): job ids
+            must be unique (named with both lines when ``source`` is the trace file).
     """
     _check_options(nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
                    profile_type, default_mem, mem_bw_choices)
@@ -239,6 +261,7 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
                             ).reshape(-1, NB_FIELDS) for chunk in chunks)
     kept, skipped = _select(arrays, nb_jobs, first_job, time_window)
     count = len(kept)
+    _check_unique(kept[:, 0], source)
     bw_rng, ratio_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
     by_request = kept[:, _REQ_PROCS] > 0
@@ -332,7 +355,8 @@ def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: 
         the skipped counts = records in the selected span).
 
     Raises:
-        WorkloadError: The trace is missing or malformed (names file, line and field).
+        WorkloadError: The trace is missing or malformed (names file, line and field), or
+            two kept records have the same job number.
         OptionsError: An argument is out of range.
     """
     source = os.fspath(path)
