@@ -20,8 +20,9 @@ holding a dict of plain types and tensors only, so it loads with
     }
 
 The file is first written to a temporary file in the same folder, then moved
-into place with :func:`os.replace`, so an interrupted save never leaves a
-truncated checkpoint behind.
+into place with :func:`os.replace` (:func:`hdeeprm.outputs.files.atomic_write`), so
+an interrupted save never leaves a truncated checkpoint behind; the file's mode
+follows the umask, and the temporary files of killed saves are removed by the next.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from hdeeprm import __version__
 from hdeeprm.errors import AgentError, OptionsError
+from hdeeprm.outputs.files import atomic_write
 
 #: Identifies HDeepRM checkpoint files.
 FORMAT = "hdeeprm-checkpoint"
@@ -44,7 +46,7 @@ FORMAT_VERSION = 1
 def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict | None, *,
                     agent_class: str, observation_size: int, action_size: int,
                     extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write a checkpoint atomically (temporary file + :func:`os.replace`).
+    """Write a checkpoint atomically (see :func:`hdeeprm.outputs.files.atomic_write`).
 
     Args:
         path: Destination file (its folder is created if needed).
@@ -67,15 +69,8 @@ def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict |
                 "observation_size": int(observation_size), "action_size": int(action_size),
                 "extra": dict(extra or {})}
     payload = {"manifest": manifest, "model_state_dict": model_state, "optimizer_state_dict": optimizer_state}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path, binary=True) as f:
+        torch.save(payload, f)
     return manifest
 
 
@@ -101,7 +96,7 @@ def check_writable(path: str | Path) -> None:
         raise refuse(f"{folder} is not a directory")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:

@@ -1,6 +1,7 @@
 """HDeepRM's console scripts, one module each; :func:`guarded` turns errors into exit codes."""
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 
@@ -15,6 +16,18 @@ EXIT_AGENT = 3
 EXIT_INTERRUPTED = 130
 
 
+class _StderrHandler(logging.Handler):
+    """Prints the ``hdeeprm`` logger's records as ``prog: warning: message`` on the current stderr."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(logging.WARNING)
+        self.prog = prog
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Print one record (``sys.stderr`` is looked up now, so redirections are followed)."""
+        print(f"{self.prog}: {record.levelname.lower()}: {record.getMessage()}", file=sys.stderr)
+
+
 def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 2) -> int:
     """Run a command's ``action`` and map what it raises to a message and an exit code.
 
@@ -26,12 +39,19 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         failure_code: Exit code of an :class:`HDeepRMError` that is not bad input
             (e.g. a simulation or protocol failure); bad input always gives 2.
 
+    While ``action`` runs, the warnings of the ``hdeeprm`` logger (an interrupted run's
+    saved model, an empty selection, ...) are printed on stderr as ``prog: warning: ...``.
+
     Returns:
         The exit code: ``action``'s, :data:`EXIT_BAD_INPUT` (2) for bad input (an
         :class:`InputError` or an unreadable file), :data:`EXIT_AGENT` (3) for an
         :class:`AgentError` (its message first, then the agent's own frames when it raised),
         ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted.
     """
+    logger = logging.getLogger("hdeeprm")
+    handler, propagate = _StderrHandler(prog), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
     try:
         return action() or 0
     except InputError as exc:
@@ -53,3 +73,6 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

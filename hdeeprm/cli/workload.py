@@ -59,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         The parser, with the ``convert``, ``stats`` and ``generate`` subcommands.
     """
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Convert SWF traces to Batsim JSON workloads, show workload statistics, "
+                               "generate Lublin-Feitelson traces.",
+        epilog="Run 'hdeeprm-workload COMMAND --help' for a command's options. Exit codes: 0 done, 2 bad input, "
+               "130 interrupted.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     conv = sub.add_parser("convert", help="SWF trace -> Batsim JSON workload",

@@ -6,6 +6,9 @@ directory; every path comes resolved from the options.
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+
 from hdeeprm.agents.base import Agent, ClassicAgent, instantiate_agent, load_agent_class
 from hdeeprm.config.options import SWF_CONVERSION_OPTIONS, Options
 from hdeeprm.errors import OptionsError
@@ -14,8 +17,12 @@ from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import Workload
 
 
-def build_platform(options: Options) -> ResourceHierarchy:
+def build_platform(options: Options, libraries: Sequence[str | os.PathLike] = ()) -> ResourceHierarchy:
     """Load the options' platform and check ``nb_resources`` against it.
+
+    Args:
+        options: The run's options (``platform_file_path``, ``nb_resources``).
+        libraries: Extra type library files (later ones override earlier ones and the shipped types).
 
     Raises:
         OptionsError: no platform given, or ``nb_resources`` differs from the platform's cores.
@@ -23,7 +30,7 @@ def build_platform(options: Options) -> ResourceHierarchy:
     """
     if not options.platform_file_path:
         raise OptionsError("platform_file_path is required", path=options.source)
-    hierarchy = load_platform(options.platform_file_path)
+    hierarchy = load_platform(options.platform_file_path, extra_libraries=list(libraries))
     if options.nb_resources is not None and options.nb_resources != hierarchy.nb_cores:
         raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.nb_cores} in "
                            f"{options.platform_file_path}), got {options.nb_resources}", path=options.source)

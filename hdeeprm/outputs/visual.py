@@ -113,9 +113,18 @@ def queue_size(jobs: dict) -> tuple[np.ndarray, np.ndarray]:
     return step_counts(jobs["submit"], leave)
 
 
+def _integer_ticks(axis) -> None:
+    """Ticks only at integers on ``axis`` (episodes, cores: never 2.25)."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _plot_series(ax, values: np.ndarray, ylabel: str, title: str) -> None:
     x = np.arange(1, values.size + 1)
-    ax.plot(x, values, lw=0.8, label="episode")
+    # A line through one point is invisible: mark the points of short series.
+    ax.plot(x, values, lw=0.8, label="episode", marker="o" if values.size < 3 else None)
+    _integer_ticks(ax.xaxis)
     if values.size >= 10:
         k = max(values.size // 20, 2)
         smooth = np.convolve(values, np.ones(k) / k, mode="valid")
@@ -162,11 +171,15 @@ def _gantt(outdir: Path, ax) -> None:
             ax.broken_barh([(s, f - s)], (run[0], run.size), facecolors=cmap(i % 20), edgecolor="k", lw=0.2)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("core")
+    _integer_ticks(ax.yaxis)
     ax.set_title("Gantt chart")
 
 
 def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: str) -> None:
-    ax.step(*series, where="post")
+    times, values = series
+    # A step through one point is invisible: mark the points of short series.
+    ax.step(times, values, where="post", marker="o" if times.size < 3 else None)
+    _integer_ticks(ax.yaxis)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -26,6 +26,7 @@ import os
 from typing import Any
 
 from hdeeprm.errors import WorkloadError
+from hdeeprm.outputs.files import atomic_write
 from hdeeprm.workload.model import DELAY, MAX_TIME, MAX_TIME_TEXT, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 
 
@@ -187,6 +188,11 @@ def write_batsim_workload(workload: Workload, path: str | os.PathLike, *,
         workload: The workload.
         path: Output file.
         nb_res: Value of ``nb_res`` (default: ``workload.nb_res``).
+
+    The file is written atomically (:func:`hdeeprm.outputs.files.atomic_write`).
+
+    Raises:
+        OSError: The file cannot be written.
     """
     profiles: dict[str, dict[str, Any]] = {}
     for pname, profile in workload.profiles.items():
@@ -215,7 +221,7 @@ def write_batsim_workload(workload: Workload, path: str | os.PathLike, *,
         data["reference_speed"] = workload.reference_speed
     data["jobs"] = jobs
     data["profiles"] = profiles
-    with open(path, "w", encoding="utf-8") as out:
+    with atomic_write(path) as out:   # an interrupted write leaves the old file, never half a new one
         out.write("{\n")
         keys = list(data)
         for k, key in enumerate(keys):

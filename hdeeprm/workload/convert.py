@@ -71,6 +71,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from hdeeprm.errors import OptionsError, WorkloadError
+from hdeeprm.outputs.files import atomic_write
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, iter_swf_chunks
 
@@ -390,7 +391,8 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
     Args:
         report: Reason -> count, as in :attr:`Workload.report`. Every key is written,
             zeros included, so that files of different runs line up.
-        path: File to create or overwrite.
+        path: File to create or overwrite (atomically, see
+            :func:`hdeeprm.outputs.files.atomic_write`).
 
     Raises:
         OSError: The file cannot be written.
@@ -404,5 +406,5 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
         text = buffer.getvalue()
     else:
         text = json.dumps(report, indent=2) + "\n"
-    with open(name, "w", encoding="utf-8") as out:
+    with atomic_write(name) as out:
         out.write(text)
