@@ -311,3 +311,85 @@ def test_batsim_server_refuses_a_malformed_endpoint(tmp_path, capsys):
     rc = batsim_cli.main(["-p", str(xml), "-w", str(TOY_WORKLOAD), "-s", "notanendpoint", "--timeout", "5"])
     _one_line(capsys, rc, 2, "hdeeprm-batsim: error: socket endpoint must be a ZeroMQ endpoint such as "
                              "'tcp://127.0.0.1:28000', got 'notanendpoint' (Invalid argument)")
+
+
+# --- accepted but questionable: decided (README "Options file" and "Running" sections) --------------
+
+EMPTY_CASES = {
+    "empty trace": ("", [], "the trace has no job lines"),
+    "header only": ("; MaxProcs: 4\n", [], "the trace has no job lines"),
+    "first_job beyond the end": (f"{JOB}\n{_job(f1='2')}\n", ["--first-job", "5"],
+                                 "first_job = 5 passes over all its 2 usable jobs"),
+    "every job skipped": (f"{_job(f2='-1')}\n{_job(f1='2', f5='0', f8='0')}\n{_job(f1='3', f4='-1')}\n", [],
+                          "every one of its 3 records is skipped (1 unknown submit time, 1 no processor count, "
+                          "1 unknown run time)"),
+    "time window": (f"{JOB}\n", ["--time-window", "100", "200"],
+                    "none of its 1 records has a submit time (SWF field 2) in the time window [100, 200) s"),
+    "nb_jobs 0": (f"{JOB}\n", ["--nb-jobs", "0"], "nb_jobs is 0"),
+}
+
+
+@pytest.mark.parametrize("case", list(EMPTY_CASES))
+def test_an_empty_selection_warns_naming_the_filter(tmp_path, capsys, case):
+    text, flags, why = EMPTY_CASES[case]
+    swf = tmp_path / "t.swf"
+    swf.write_text(text)
+    rc = workload_cli.main(["convert", str(swf), "-o", str(tmp_path / "w.json"), "--nb-cores", "4",
+                            "--reference-speed", "1e9", *flags])
+    _one_line(capsys, rc, 0, f"hdeeprm-workload: warning: no job kept from {swf}: {why}")
+
+
+def test_a_run_of_an_empty_trace_warns(tmp_path, capsys):
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 104\n")
+    rc = launch_cli.main([_options(tmp_path, str(swf)), "-q", "-o", str(tmp_path / "out")])
+    _one_line(capsys, rc, 0, f"hdeeprm-launch: warning: no job kept from {swf}: the trace has no job lines")
+
+
+def test_a_key_given_twice_in_the_options_is_refused_with_its_line(tmp_path, capsys):
+    options = tmp_path / "o.json"
+    options.write_text('{"seed": 7,\n "pybatsim": {"agent": {"type": "CLASSIC",\n'
+                       '                          "type": "LEARNING"}},\n "seed": 8}\n')
+    rc = launch_cli.main([str(options), "-q", "-o", str(tmp_path / "out")])
+    _one_line(capsys, rc, 2, "hdeeprm-launch: error: key 'type' must appear once in its object, got it twice "
+                             f"(JSON would keep the last silently) ({options}:3)")
+
+
+def test_options_that_are_not_utf8_are_one_line(tmp_path, capsys):
+    options = tmp_path / "o.json"
+    options.write_bytes(b'{"seed": 7\xff}')
+    rc = launch_cli.main([str(options), "-q", "-o", str(tmp_path / "out")])
+    _one_line(capsys, rc, 2, "hdeeprm-launch: error: options file must be UTF-8 JSON text, got byte 0xff at "
+                             f"offset 10 ({options})")
+
+
+def test_policy_pair_replacing_a_selection_warns(tmp_path, capsys):
+    swf = tmp_path / "t.swf"
+    swf.write_text(JOB + "\n")
+    options = _options(tmp_path, str(swf))
+    data = json.loads(open(options).read())
+    data["pybatsim"]["env"] = {"actions": {"selection": [{"shortest": ["low_power", "high_gflops"]}]}}
+    open(options, "w").write(json.dumps(data))
+    rc = launch_cli.main([options, "-q", "-o", str(tmp_path / "out")])
+    _one_line(capsys, rc, 0, "hdeeprm-launch: warning: pybatsim.agent.policy_pair 'first-high_gflops' replaces "
+                             f"the 2 pair(s) of pybatsim.env.actions.selection ({options})")
+
+
+def test_a_batsim_nb_res_unlike_the_platform_warns(tmp_path, capsys):
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 999, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "d"}],
+                                    "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    rc = launch_cli.main([_options(tmp_path, str(workload)), "-q", "-o", str(tmp_path / "out")])
+    _one_line(capsys, rc, 0, f"hdeeprm-launch: warning: the workload's nb_res (999) differs from the platform's "
+                             f"104 cores ({workload}): the platform's cores are simulated, jobs larger than the "
+                             "platform are rejected at submission")
+
+
+def test_a_nan_loss_warns_once(tmp_path, capsys):
+    agent = tmp_path / "agent.py"
+    agent.write_text(BAD_AGENT.format(decide="0", rewarded="pass", end_episode="return float('nan')"))
+    out = tmp_path / "out"
+    rc = launch_cli.main([str(agent), str(TOY_OPTIONS), "-q", "-nr", "3", "-o", str(out)])
+    _one_line(capsys, rc, 0, "hdeeprm-launch: warning: episode 0: the training loss is nan (the agent diverged: "
+                             "try a lower lr); written to losses.log as is")
+    assert (out / "losses.log").read_text() == "nan\nnan\nnan\n"

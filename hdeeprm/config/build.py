@@ -6,6 +6,7 @@ directory; every path comes resolved from the options.
 """
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 
@@ -15,6 +16,8 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.platform import load_platform
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import Workload
+
+log = logging.getLogger(__name__)
 
 
 def build_platform(options: Options, libraries: Sequence[str | os.PathLike] = ()) -> ResourceHierarchy:
@@ -45,7 +48,8 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     speed, the options' seed, ``nb_jobs``, ``first_job``, ``actual_work``,
     ``profile_type``, ``default_mem``, ``enforce_walltime`` and ``mem_bw_choices``.
     A Batsim JSON workload is read as it is (its jobs carry their own ``mem``,
-    ``mem_bw`` and walltime), cut to ``nb_jobs``.
+    ``mem_bw`` and walltime), cut to ``nb_jobs``; a warning says when it has no jobs or
+    when its ``nb_res`` differs from the platform's cores (the platform wins).
 
     Raises:
         OptionsError: no workload given, or SWF conversion options (the ``workload``
@@ -65,6 +69,12 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
                                f"a Batsim JSON workload whose jobs carry their own values: remove "
                                f"workload.{given[0]} from the options or use an SWF trace", path=options.source)
         workload = read_batsim_workload(path)
+        if not workload.jobs:
+            log.warning("no job to simulate: the workload %s has no jobs", path)
+        if workload.nb_res and workload.nb_res != hierarchy.nb_cores:
+            log.warning("the workload's nb_res (%d) differs from the platform's %d cores (%s): the platform's "
+                        "cores are simulated, jobs larger than the platform are rejected at submission",
+                        workload.nb_res, hierarchy.nb_cores, path)
         if options.nb_jobs is not None and options.nb_jobs < len(workload.jobs):
             workload = Workload(jobs=workload.jobs[:options.nb_jobs], name=workload.name,
                                 nb_res=workload.nb_res, reference_speed=workload.reference_speed,

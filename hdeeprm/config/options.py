@@ -38,6 +38,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import json.decoder
+import json.scanner
+import logging
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields
@@ -222,6 +225,59 @@ _INTS = {"seed", "nb_resources", "nb_jobs", "first_job", "hidden"}
 SWF_CONVERSION_OPTIONS: tuple[str, ...] = tuple(name for path, name in _KEY_PATHS.items()
                                                  if path[0] == "workload")
 _MISSING = object()
+log = logging.getLogger(__name__)
+#: JSON tokens that matter to find a key: strings, brackets, colons.
+_JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|[{}\[\]:]')
+
+
+def _key_line(text: str, start: int, end: int, key: str) -> int:
+    """1-based line of the second ``key`` among the keys of the JSON object ``text[start:end]``."""
+    depth, seen, previous = 0, 0, None
+    for match in _JSON_TOKEN.finditer(text, start, end):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+        elif token in "}]":
+            depth -= 1
+        elif token == ":" and depth == 0 and previous is not None and json.loads(previous.group()) == key:
+            seen += 1
+            if seen == 2:
+                return text.count("\n", 0, previous.start()) + 1
+        previous = match if token.startswith('"') else None
+    return text.count("\n", 0, start) + 1
+
+
+def decode_json(text: str, source: str) -> Any:
+    """Decode JSON text, refusing an object that gives a key twice (JSON would keep the last silently).
+
+    Args:
+        text: The JSON document.
+        source: Its file, for messages.
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        OptionsError: ``"key 'K' must appear once in its object, got it twice"`` with the line of
+            the second one.
+        json.JSONDecodeError: Malformed JSON.
+    """
+    decoder = json.JSONDecoder()
+
+    def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+        pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
+        keys: set[str] = set()
+        for key, _ in pairs:
+            if key in keys:
+                line = _key_line(s_and_end[0], s_and_end[1], end, key)
+                raise OptionsError(f"key '{key}' must appear once in its object, got it twice (JSON would "
+                                   "keep the last silently)", path=source, line=line)
+            keys.add(key)
+        return dict(pairs), end
+
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)   # the C scanner would not call parse_object
+    return decoder.decode(text)
 
 
 def _error_message(err: jsonschema.ValidationError, path: str) -> str:
@@ -305,6 +361,9 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
             pair = parse_policy_pair(agent["policy_pair"])
         except OptionsError as exc:
             raise OptionsError(f"pybatsim.agent.policy_pair: {exc}", path=source) from None
+        if "selection" in actions_opt and actions != [action_index(*pair)]:
+            log.warning("pybatsim.agent.policy_pair %r replaces the %d pair(s) of pybatsim.env.actions.selection "
+                        "(%s)", agent["policy_pair"], len(actions), source)
         actions = [action_index(*pair)]
     if actions_opt.get("void", False):
         actions.append(VOID)
@@ -318,17 +377,21 @@ def load_options(path: str | Path) -> Options:
     """Read and validate an options file (see the module docstring).
 
     Raises:
-        OptionsError: missing file, malformed JSON (with its line) or invalid options.
+        OptionsError: missing file, not UTF-8, malformed JSON (with its line), a key given twice in
+            one object (with the line of the second) or invalid options.
     """
     path = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")   # a byte-order mark is skipped
     except FileNotFoundError:
         raise OptionsError("options file not found", path=path) from None
     except OSError as exc:
         raise OptionsError(f"cannot read options file: {exc.strerror}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise OptionsError(f"options file must be UTF-8 JSON text, got byte 0x{exc.object[exc.start]:02x} at "
+                           f"offset {exc.start}", path=path) from None
     try:
-        data = json.loads(text)
+        data = decode_json(text, path)
     except json.JSONDecodeError as exc:
         raise OptionsError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
     if not isinstance(data, dict):

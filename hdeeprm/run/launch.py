@@ -9,6 +9,7 @@ import contextlib
 import csv
 import json
 import logging
+import math
 import platform as _platform
 import sys
 from collections.abc import Iterable, Sequence
@@ -231,6 +232,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
     names = [action_name(a) for a in options.actions]
     mean_probs: list[list[float]] = []
     last_probs: list[list[float]] = []
+    warned_loss = False   # a non-finite loss is said once per run
     bar = None
     if not quiet:
         from tqdm import tqdm
@@ -262,6 +264,10 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                      metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"], metrics["loss"])
             logs["rewards"].write(f"{total!r}\n")
             if loss is not None:
+                if not math.isfinite(float(loss)) and not warned_loss:
+                    log.warning("episode %d: the training loss is %s (the agent diverged: try a lower lr); "
+                                "written to losses.log as is", run, float(loss))
+                    warned_loss = True
                 logs["losses"].write(f"{float(loss)!r}\n")
             logs["makespans"].write(f"{float(metrics['makespan'])!r}\n")
             if outmodel and checkpoint_every and not last and (run + 1) % checkpoint_every == 0:

@@ -65,6 +65,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import os
 from collections.abc import Iterable, Sequence
 
@@ -144,6 +145,8 @@ ACTUAL_WORK_CHOICES = ("runtime", "tsafrir")
 #: Values of ``profile_type`` (Batsim profile types the engine simulates).
 PROFILE_TYPE_CHOICES = (PARALLEL_HOMOGENEOUS, DELAY)
 
+log = logging.getLogger(__name__)
+
 # Column indices of the SWF fields used here (0-based).
 _SUBMIT, _RUN, _ALLOC, _USED_MEM, _REQ_PROCS, _REQ_TIME, _REQ_MEM = 1, 3, 4, 6, 7, 8, 9
 
@@ -176,18 +179,25 @@ def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, f
 
 
 def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
-            time_window: tuple[float, float] | None) -> tuple[np.ndarray, dict[str, int]]:
-    """Apply the window, skip rules and selection; return kept rows and skip counts."""
+            time_window: tuple[float, float] | None) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
+    """Apply the window, skip rules and selection; return kept rows, skip counts and what was seen.
+
+    The last dict counts the ``records`` read, those ``in_window`` and the ``usable`` ones (read
+    until the selection was complete): enough to say which filter removed every job.
+    """
     limit = np.inf if nb_jobs is None else first_job + nb_jobs
     usable_seen = 0
+    seen = {"records": 0, "in_window": 0}
     kept_parts: list[np.ndarray] = []
     skipped = dict.fromkeys(SKIPPED_KEYS, 0)
     for values in chunks:
         if usable_seen >= limit:
             break
+        seen["records"] += len(values)
         if time_window is not None:
             submit = values[:, _SUBMIT]
             values = values[(submit >= time_window[0]) & (submit < time_window[1])]
+        seen["in_window"] += len(values)
         no_submit = values[:, _SUBMIT] < 0
         no_size = ~no_submit & (values[:, _REQ_PROCS] <= 0) & (values[:, _ALLOC] <= 0)
         no_run = ~no_submit & ~no_size & (values[:, _RUN] < 0)
@@ -200,7 +210,23 @@ def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
         skipped[SKIPPED_NO_RUN_TIME] += int((no_run & in_span).sum())
         kept_parts.append(values[usable & in_span])
     kept = np.concatenate(kept_parts) if kept_parts else np.empty((0, NB_FIELDS))
-    return kept, skipped
+    return kept, skipped, {**seen, "usable": usable_seen}
+
+
+def _why_empty(seen: dict[str, int], skipped: dict[str, int], nb_jobs: int | None, first_job: int,
+               time_window: tuple[float, float] | None) -> str:
+    """Which filter removed every record: the trace, the time window, the skip rules, first_job or nb_jobs."""
+    if nb_jobs == 0:
+        return "nb_jobs is 0"
+    if not seen["records"]:
+        return "the trace has no job lines"
+    if not seen["in_window"]:
+        return (f"none of its {seen['records']} records has a submit time (SWF field 2) in the time window "
+                f"[{time_window[0]:g}, {time_window[1]:g}) s")
+    if not seen["usable"]:
+        reasons = ", ".join(f"{count} {key.removeprefix('skipped: ')}" for key, count in skipped.items() if count)
+        return f"every one of its {seen['in_window']} records is skipped ({reasons})"
+    return f"first_job = {first_job} passes over all its {seen['usable']} usable jobs"
 
 
 def _check_unique(numbers: np.ndarray, source: str) -> None:
@@ -260,8 +286,11 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
     arrays = (chunk if isinstance(chunk, np.ndarray)
               else np.array([tuple(r)[:NB_FIELDS] for r in chunk], dtype=np.float64
                             ).reshape(-1, NB_FIELDS) for chunk in chunks)
-    kept, skipped = _select(arrays, nb_jobs, first_job, time_window)
+    kept, skipped, seen = _select(arrays, nb_jobs, first_job, time_window)
     count = len(kept)
+    if not count:
+        log.warning("no job kept from %s: %s", source or "the SWF records",
+                    _why_empty(seen, skipped, nb_jobs, first_job, time_window))
     _check_unique(kept[:, 0], source)
     bw_rng, ratio_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
