@@ -393,3 +393,19 @@ def test_a_nan_loss_warns_once(tmp_path, capsys):
     _one_line(capsys, rc, 0, "hdeeprm-launch: warning: episode 0: the training loss is nan (the agent diverged: "
                              "try a lower lr); written to losses.log as is")
     assert (out / "losses.log").read_text() == "nan\nnan\nnan\n"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"seed": NaN}', "numbers must be finite JSON numbers (RFC 8259), got NaN"),
+    ('{"pybatsim": {"agent": {"lr": Infinity}}}', "numbers must be finite JSON numbers (RFC 8259), got Infinity"),
+    ('{"workload": {"default_mem": 1e400}}', "numbers must fit a double, got 1e400"),
+    ('{"seed": 18446744073709551616}', "seed: 18446744073709551616 is greater than the maximum of "
+                                       "18446744073709551615"),
+    ('{"workload_file_path": "a\\u0000b"}', "workload_file_path must be a file path, got 'a\\x00b' (it holds a "
+                                            "NUL character)"),
+])
+def test_options_found_by_the_property_test(tmp_path, capsys, text, message):
+    options = tmp_path / "o.json"
+    options.write_text(text)
+    rc = launch_cli.main([str(options), "-q", "-o", str(tmp_path / "out")])
+    _one_line(capsys, rc, 2, f"hdeeprm-launch: error: {message} ({options})")

@@ -41,6 +41,7 @@ import json
 import json.decoder
 import json.scanner
 import logging
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields
@@ -68,6 +69,8 @@ QUICKSTART_PLATFORM = REPOSITORY / "platforms" / "gaia_mini.json"
 QUICKSTART_WORKLOAD = REPOSITORY / "workloads" / "lublin_500_100.swf"
 #: Python logging levels accepted by ``pybatsim.log_level``.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: Largest seed: torch's generator takes a 64-bit unsigned seed (``torch.manual_seed``).
+MAX_SEED = 2 ** 64 - 1
 #: Agent types of the original schema (``pybatsim.agent.type``).
 AGENT_TYPES = ("CLASSIC", "LEARNING")
 
@@ -79,7 +82,7 @@ _SELECTION = {"type": "array", "minItems": 1, "items": {
 SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False,
     "properties": {
-        "seed": {"type": "integer", "minimum": 0},
+        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED},
         "nb_resources": {"type": "integer", "minimum": 1},
         "nb_jobs": {"type": "integer", "minimum": 1},
         "workload_file_path": {"type": "string"},
@@ -123,7 +126,7 @@ class Options:
     Attributes:
         workload_file_path: SWF trace or Batsim JSON workload, absolute path [none].
         platform_file_path: HDeepRM platform JSON, absolute path [none].
-        seed: Seed of everything random: workload conversion, random policies, torch [0].
+        seed: Seed of everything random: workload conversion, random policies, torch [0]; 0 to 2**64 - 1.
         nb_resources: Expected number of cores, checked against the platform [not checked].
         nb_jobs: Jobs taken from the workload [all].
         contention: Contention model, a name of
@@ -259,10 +262,20 @@ def decode_json(text: str, source: str) -> Any:
 
     Raises:
         OptionsError: ``"key 'K' must appear once in its object, got it twice"`` with the line of
-            the second one.
+            the second one, or ``NaN``, ``Infinity`` or a number beyond a double (e.g. ``1e400``),
+            which Python's json would take as non-finite floats.
         json.JSONDecodeError: Malformed JSON.
     """
-    decoder = json.JSONDecoder()
+    def constant(name: str) -> float:
+        raise OptionsError(f"numbers must be finite JSON numbers (RFC 8259), got {name}", path=source)
+
+    def number(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise OptionsError(f"numbers must fit a double, got {text}", path=source)
+        return value
+
+    decoder = json.JSONDecoder(parse_constant=constant, parse_float=number)
 
     def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
         pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
@@ -304,10 +317,13 @@ def _resolve_path(value: str, base: Path, name: str, source: str) -> str:
     """An options path made absolute: ``$VARS`` and ``~`` expanded, then relative to ``base``.
 
     Raises:
-        OptionsError: the path names an environment variable that is not set.
+        OptionsError: the path names an environment variable that is not set, or holds a NUL
+            character (no file system accepts one).
     """
     if not value:
         return ""
+    if "\0" in value:
+        raise OptionsError(f"{name} must be a file path, got {value!r} (it holds a NUL character)", path=source)
     expanded = os.path.expanduser(os.path.expandvars(value))
     unset = re.search(r"\$\{?(\w+)", expanded)
     if unset:
