@@ -190,3 +190,32 @@ def test_launch_takes_user_type_libraries(tmp_path, capsys):
     assert json.loads((tmp_path / "out" / "out_metrics.json").read_text())["nb_completed"] == 2
     assert launch_cli.main([str(options), "-q", "-o", str(tmp_path / "out")]) == 2
     assert "must be a known node type, got 'My Node'" in capsys.readouterr().err
+
+
+def test_kill_9_during_a_write_keeps_the_old_file_and_the_next_write_cleans_up(tmp_path):
+    """A process killed while writing leaves the previous file intact and an orphan the next write removes."""
+    from hdeeprm.outputs.files import atomic_write
+
+    target = tmp_path / "w.json"
+    target.write_text("previous")
+    script = ("import os, signal, sys\nfrom hdeeprm.outputs.files import atomic_write\n"
+              "with atomic_write(sys.argv[1]) as f:\n    f.write('half a wor')\n    f.flush()\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(target)], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == -signal.SIGKILL
+    orphans = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert target.read_text() == "previous" and len(orphans) == 1 and orphans[0].startswith(".w.json.")
+    with atomic_write(target) as f:
+        f.write("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.json"] and target.read_text() == "new"
+
+
+def test_a_run_refused_before_its_first_episode_keeps_the_previous_outputs(tmp_path):
+    """A bad -im (found once the agent is built) does not wipe the last good run's folder."""
+    pytest.importorskip("torch")
+    out = tmp_path / "out"
+    assert launch_cli.main([str(QUICKSTART), "-q", "-o", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    rc = launch_cli.main([str(AGENTS / "reinforce.py"), str(TOY_OPTIONS), "-q", "-o", str(out),
+                          "-im", str(tmp_path / "missing.pt")])
+    assert rc == 3 and {p.name: p.read_bytes() for p in out.iterdir()} == before

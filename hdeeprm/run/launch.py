@@ -129,7 +129,8 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     loaded before the first episode, ``outmodel`` saved (atomically) after the last, every
     ``checkpoint_every`` episodes, and when the run is interrupted (Ctrl-C).
 
-    The run owns ``outdir``: before the first episode the files of a previous run
+    The run owns ``outdir``: once every input is known good (options, platform, workload, the
+    agent built and its ``inmodel`` loaded) and before the first episode, the files of a previous run
     (:data:`RUN_OUTPUTS`) are removed and ``run.json`` is written with ``"status":
     "running"``; it is rewritten at the end with ``"finished"``, or ``"interrupted"``
     / ``"failed"`` (with ``episodes_completed`` and the ``error``), whatever happened.
@@ -170,9 +171,15 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     workload = build_workload(options, hierarchy, custom_workload)
     agent_cls = load_agent(options, agent_path)
     outdir = Path(outdir)
-    claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path,
-                               custom_workload, agent_path, inmodel, outmodel, *libraries))
-    write_run_info(outdir, options, workload, status=RUNNING)
+    claimed = []
+
+    def claim() -> None:
+        """Take the folder once every input (the agent and its -im checkpoint too) is known good."""
+        claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path,
+                                   custom_workload, agent_path, inmodel, outmodel, *libraries))
+        write_run_info(outdir, options, workload, status=RUNNING)
+        claimed.append(True)
+
     log.info("run: %d jobs on %d cores, agent %s, %d episode(s), outputs in %s", len(workload.jobs),
              hierarchy.nb_cores, agent_cls.__name__, nb_runs, outdir)
     result = RunResult(outdir=outdir)
@@ -181,15 +188,18 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
             if "torch" in sys.modules:   # the agent file (or the caller) uses torch: seed it, privately
                 stack.enter_context(sys.modules["torch"].random.fork_rng(devices=[]))
                 _seed_torch(options.seed)
-            _launch(options, hierarchy, workload, agent_cls, result, inmodel=inmodel, outmodel=outmodel,
+            _launch(options, hierarchy, workload, agent_cls, result, claim, inmodel=inmodel, outmodel=outmodel,
                     nb_runs=nb_runs, quiet=quiet, simulator=simulator, batsim=batsim,
                     checkpoint_every=checkpoint_every)
     except KeyboardInterrupt:
-        write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)}, status=INTERRUPTED)
+        if claimed:
+            write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)},
+                           status=INTERRUPTED)
         raise
     except Exception as exc:
-        write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics),
-                                                   "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
+        if claimed:
+            write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics),
+                                                       "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
         raise
     write_run_info(outdir, options, workload, {"simulator": simulator} if simulator == "batsim" else None)
     return result
@@ -201,9 +211,12 @@ def _seed_torch(seed: int) -> None:
         sys.modules["torch"].manual_seed(seed)
 
 
-def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, *, inmodel, outmodel,
-            nb_runs: int, quiet: bool, simulator: str, batsim: str, checkpoint_every: int | None) -> None:
-    """:func:`launch` once the inputs are built (torch, if used, already seeded); fills ``result``."""
+def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, claim, *, inmodel,
+            outmodel, nb_runs: int, quiet: bool, simulator: str, batsim: str, checkpoint_every: int | None) -> None:
+    """:func:`launch` once the inputs are built (torch, if used, already seeded); fills ``result``.
+
+    ``claim()`` takes the output folder, once the agent is built and its checkpoint loaded.
+    """
     outdir = result.outdir
     from hdeeprm.agents.base import ClassicAgent
 
@@ -222,6 +235,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
             raise OptionsError(f"-im/-om need a learning agent; {type(agent).__name__} has no model to load or save")
     if inmodel:
         agent.load_checkpoint(inmodel)
+    claim()
     _seed_torch(options.seed)   # the same draws whatever the agent's construction consumed
     if simulator == "batsim":
         from hdeeprm.run.batsim import run_on_batsim
