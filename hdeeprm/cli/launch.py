@@ -17,10 +17,6 @@ from hdeeprm.cli import guarded
 from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU
 
 DEFAULT_OUTDIR = "hdeeprm-run"
-#: The usage line: one options file, optionally preceded by the agent file.
-USAGE = ("hdeeprm-launch [agent.py] options.json [-a agent.py] [-cw workload.json] [-im in.pt] [-om out.pt]\n"
-         "                      [--checkpoint-every N] [-nr N] [-o OUTDIR] [--library types.json ...] [-q]\n"
-         "                      [--simulator {embedded,batsim}] [--batsim PATH]")
 #: Where the help sends users for the options file.
 OPTIONS_HELP = ("The options file is JSON: its keys, defaults and units are documented in the README's "
                 "'Options file' section and in hdeeprm.config.options.Options (unknown keys are rejected with "
@@ -49,20 +45,24 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hdeeprm-launch``."""
     p = argparse.ArgumentParser(
-        prog="hdeeprm-launch", usage=USAGE, epilog=EPILOG,
+        prog="hdeeprm-launch", epilog=EPILOG,
         description="Simulate a workload on a heterogeneous platform with a classic policy pair or a "
                     "learning agent; writes Batsim-format outputs and metrics to OUTDIR.")
-    p.add_argument("files", nargs="+", metavar="[agent.py] options.json",
-                   help="the options file (JSON), optionally preceded by the agent file")
-    p.add_argument("-a", "--agent", help="agent file: its first class subclassing hdeeprm.agents.base.Agent decides")
-    p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload to use instead of the options' trace")
-    p.add_argument("-im", "--inmodel", help="checkpoint to load the learning agent from")
-    p.add_argument("-om", "--outmodel", help="checkpoint to save the learning agent to (written atomically at the "
-                   "end, on Ctrl-C and with --checkpoint-every; e.g. OUTDIR/model.pt)")
+    p.add_argument("agent_file", nargs="?", metavar="agent.py", help="the agent file (as -a)")
+    p.add_argument("options", metavar="options.json", help="the options file (JSON), exactly one")
+    p.add_argument("-a", "--agent", metavar="agent.py",
+                   help="agent file: its first class subclassing hdeeprm.agents.base.Agent decides")
+    p.add_argument("-cw", "--custom-workload", metavar="workload.json",
+                   help="Batsim JSON workload to use instead of the options' trace")
+    p.add_argument("-im", "--inmodel", metavar="in.pt", help="checkpoint to load the learning agent from")
+    p.add_argument("-om", "--outmodel", metavar="out.pt",
+                   help="checkpoint to save the learning agent to (written atomically at the end, on Ctrl-C and "
+                        "with --checkpoint-every; e.g. OUTDIR/model.pt)")
     p.add_argument("--checkpoint-every", type=_positive_int, metavar="N",
                    help="also save -om every N episodes")
-    p.add_argument("-nr", "--nb-runs", type=int, default=1, help="episodes to run in this process (default 1)")
-    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR,
+    p.add_argument("-nr", "--nb-runs", type=int, default=1, metavar="N",
+                   help="episodes to run in this process (default 1)")
+    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, metavar="OUTDIR",
                    help=f"output folder (default ./{DEFAULT_OUTDIR}); the outputs of a previous run in it are "
                         "removed first")
     p.add_argument("--library", action="append", default=[], metavar="types.json",
@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "ones), as hdeeprm-platform --library")
     p.add_argument("--simulator", choices=("embedded", "batsim"), default="embedded",
                    help="embedded engine (default) or a real Batsim binary through PyBatsim")
-    p.add_argument("--batsim", default="batsim", help="path of the batsim binary (with --simulator batsim)")
+    p.add_argument("--batsim", default="batsim", metavar="PATH",
+                   help="path of the batsim binary (with --simulator batsim)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     return p
 
@@ -79,18 +80,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse the command line; the agent may come first or with ``-a``."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if len(args.files) > 2:
-        parser.error(f"expected [agent.py] options.json (one options file), got {len(args.files)} files: "
-                     f"{' '.join(args.files)}")
-    if len(args.files) == 2:
-        if args.files[0].lower().endswith(".json"):
+    if args.agent_file is not None:
+        if args.agent_file.lower().endswith(".json"):
             parser.error(f"expected [agent.py] options.json (one options file), got two JSON files: "
-                         f"{' '.join(args.files)}")
+                         f"{args.agent_file} {args.options}")
         if args.agent:
             parser.error("the agent file is given twice (positional and -a)")
-        args.agent, args.options = args.files
-    else:
-        args.options = args.files[0]
+        args.agent = args.agent_file
     if args.nb_runs < 1:
         parser.error(f"-nr must be >= 1, got {args.nb_runs}")
     if args.checkpoint_every is not None and not args.outmodel:
