@@ -409,3 +409,19 @@ def test_options_found_by_the_property_test(tmp_path, capsys, text, message):
     options.write_text(text)
     rc = launch_cli.main([str(options), "-q", "-o", str(tmp_path / "out")])
     _one_line(capsys, rc, 2, f"hdeeprm-launch: error: {message} ({options})")
+
+
+def test_an_outdir_that_is_a_file_is_named(tmp_path, capsys):
+    swf = tmp_path / "t.swf"
+    swf.write_text(JOB + "\n")
+    (tmp_path / "afile").write_text("")
+    rc = launch_cli.main([_options(tmp_path, str(swf)), "-q", "-o", str(tmp_path / "afile")])
+    _one_line(capsys, rc, 2, f"hdeeprm-launch: error: -o {tmp_path / 'afile'}: must be a directory, got a file")
+
+
+def test_convert_into_a_missing_folder_names_the_output_not_a_temporary_file(tmp_path, capsys):
+    swf = tmp_path / "t.swf"
+    swf.write_text(JOB + "\n")
+    out = tmp_path / "nodir" / "w.json"
+    rc = workload_cli.main(["convert", str(swf), "-o", str(out), "--nb-cores", "4", "--reference-speed", "1e9"])
+    _one_line(capsys, rc, 2, f"hdeeprm-workload: error: No such file or directory: {out}")

@@ -77,11 +77,14 @@ def atomic_write(path: str | os.PathLike, *, binary: bool = False) -> Iterator[I
         The temporary file to write into.
 
     Raises:
-        OSError: The folder cannot be written.
+        OSError: The folder cannot be written (naming ``path``, not the temporary file).
     """
     path = Path(path)
     remove_orphans(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:   # name the file asked for, not the temporary one
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
             yield f

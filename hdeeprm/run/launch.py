@@ -66,8 +66,11 @@ def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> list[P
         The files removed (the previous run's outputs).
 
     Raises:
+        OptionsError: ``outdir`` exists and is not a directory.
         OSError: The folder cannot be created or a file removed.
     """
+    if outdir.exists() and not outdir.is_dir():
+        raise OptionsError(f"-o {outdir}: must be a directory, got a file")
     outdir.mkdir(parents=True, exist_ok=True)
     kept = {Path(p).resolve() for p in keep if p}
     removed = [path for pattern in RUN_OUTPUTS for path in sorted(outdir.glob(pattern))
