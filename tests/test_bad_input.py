@@ -425,3 +425,22 @@ def test_convert_into_a_missing_folder_names_the_output_not_a_temporary_file(tmp
     out = tmp_path / "nodir" / "w.json"
     rc = workload_cli.main(["convert", str(swf), "-o", str(out), "--nb-cores", "4", "--reference-speed", "1e9"])
     _one_line(capsys, rc, 2, f"hdeeprm-workload: error: No such file or directory: {out}")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--reference-speed", "inf"], "argument --reference-speed: must be a finite number > 0, got 'inf'"),
+    (["--reference-speed", "1e400"], "argument --reference-speed: must be a finite number > 0, got '1e400'"),
+    (["--reference-speed", "1e9", "--default-mem", "inf"],
+     "argument --default-mem: must be a finite number >= 0, got 'inf'"),
+    (["--reference-speed", "1e9", "--mem-bw-choices", "nan", "4"],
+     "argument --mem-bw-choices: must be a finite number >= 0, got 'nan'"),
+    (["--reference-speed", "1e9", "--seed", "-5"], "argument --seed: must be an integer >= 0, got '-5'"),
+])
+def test_convert_refuses_non_finite_or_negative_flags(tmp_path, capsys, flags, message):
+    """Before, inf and NaN reached the JSON as Infinity/NaN (not JSON) and a negative seed a traceback."""
+    swf = tmp_path / "t.swf"
+    swf.write_text(JOB + "\n")
+    rc = workload_cli.main(["convert", str(swf), "-o", str(tmp_path / "w.json"), "--nb-cores", "4", *flags])
+    err = capsys.readouterr().err
+    assert (rc, err.splitlines()[-1]) == (2, f"hdeeprm-workload convert: error: {message}")
+    assert "Traceback" not in err and not (tmp_path / "w.json").exists()

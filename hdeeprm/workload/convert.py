@@ -66,6 +66,7 @@ import csv
 import io
 import json
 import logging
+import math
 import os
 from collections.abc import Iterable, Sequence
 
@@ -153,17 +154,19 @@ _SUBMIT, _RUN, _ALLOC, _USED_MEM, _REQ_PROCS, _REQ_TIME, _REQ_MEM = 1, 3, 4, 6, 
 
 def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, first_job: int,
                    time_window: tuple[float, float] | None, actual_work: str, profile_type: str,
-                   default_mem: float, mem_bw_choices: Sequence[float]) -> None:
+                   default_mem: float, mem_bw_choices: Sequence[float], seed: int) -> None:
     if isinstance(nb_cores, bool) or not isinstance(nb_cores, (int, np.integer)) or nb_cores < 1:
         raise OptionsError(f"nb_cores must be a positive integer, got {nb_cores!r}")
-    if profile_type == PARALLEL_HOMOGENEOUS and not reference_speed > 0:
-        raise OptionsError(f"reference_speed must be > 0 FLOP/s for {PARALLEL_HOMOGENEOUS} "
+    if profile_type == PARALLEL_HOMOGENEOUS and not 0 < reference_speed < math.inf:
+        raise OptionsError(f"reference_speed must be a finite number > 0 FLOP/s for {PARALLEL_HOMOGENEOUS} "
                            f"profiles, got {reference_speed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise OptionsError(f"seed must be an integer >= 0, got {seed!r}")
     if nb_jobs is not None and nb_jobs < 0:
         raise OptionsError(f"nb_jobs must be >= 0 or None, got {nb_jobs!r}")
     if first_job < 0:
         raise OptionsError(f"first_job must be >= 0, got {first_job!r}")
-    if time_window is not None and not (len(time_window) == 2 and time_window[0] < time_window[1]):
+    if time_window is not None and not (len(time_window) == 2 and -math.inf < time_window[0] < time_window[1]):
         raise OptionsError(f"time_window must be (t0, t1) with t0 < t1, got {time_window!r}")
     if actual_work not in ACTUAL_WORK_CHOICES:
         raise OptionsError(f"actual_work must be one of {', '.join(ACTUAL_WORK_CHOICES)}, "
@@ -171,10 +174,10 @@ def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, f
     if profile_type not in PROFILE_TYPE_CHOICES:
         raise OptionsError(f"profile_type must be one of {', '.join(PROFILE_TYPE_CHOICES)}, "
                            f"got {profile_type!r}")
-    if not default_mem >= 0:
-        raise OptionsError(f"default_mem must be >= 0 MB, got {default_mem!r}")
-    if len(mem_bw_choices) == 0 or min(mem_bw_choices) < 0:
-        raise OptionsError(f"mem_bw_choices must be a non-empty list of values >= 0 GB/s, "
+    if not 0 <= default_mem < math.inf:
+        raise OptionsError(f"default_mem must be a finite number >= 0 MB, got {default_mem!r}")
+    if len(mem_bw_choices) == 0 or not all(0 <= x < math.inf for x in mem_bw_choices):
+        raise OptionsError(f"mem_bw_choices must be a non-empty list of finite values >= 0 GB/s, "
                            f"got {list(mem_bw_choices)!r}")
 
 
@@ -282,7 +285,7 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
             must be unique (named with both lines when ``source`` is the trace file).
     """
     _check_options(nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
-                   profile_type, default_mem, mem_bw_choices)
+                   profile_type, default_mem, mem_bw_choices, seed)
     arrays = (chunk if isinstance(chunk, np.ndarray)
               else np.array([tuple(r)[:NB_FIELDS] for r in chunk], dtype=np.float64
                             ).reshape(-1, NB_FIELDS) for chunk in chunks)
