@@ -444,3 +444,18 @@ def test_convert_refuses_non_finite_or_negative_flags(tmp_path, capsys, flags, m
     err = capsys.readouterr().err
     assert (rc, err.splitlines()[-1]) == (2, f"hdeeprm-workload convert: error: {message}")
     assert "Traceback" not in err and not (tmp_path / "w.json").exists()
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("probs.json", b"{\n", "malformed JSON: Expecting property name enclosed in double quotes (column 1) ({path}:2)"),
+    ("probs.json", b"[1, 2]", "'mean_per_episode' must be a non-empty list of equal-length lists of numbers ({path})"),
+    ("probs.json", b'{"actions": ["a"], "mean_per_episode": [[0.5, 0.5]]}',
+     "'actions' must name the 2 actions of 'mean_per_episode', got ['a'] ({path})"),
+    ("rewards.log", b"1.5\n\xff\xfe\n", "line must be UTF-8 text ({path}:2)"),
+])
+def test_visual_names_malformed_inputs(tmp_path, capsys, name, content, message):
+    from hdeeprm.cli import visual as visual_cli
+
+    (tmp_path / name).write_bytes(content)
+    rc = visual_cli.main([str(tmp_path)])
+    _one_line(capsys, rc, 2, "hdeeprm-visual: error: " + message.format(path=tmp_path / name))
