@@ -45,6 +45,7 @@ setup(
             "hdeeprm-batsim=hdeeprm.cli.batsim:main",
             "hdeeprm-visual=hdeeprm.cli.visual:main",
             "hdeeprm-check=hdeeprm.cli.check:main",
+            "hdeeprm-evaluate=hdeeprm.cli.evaluate:main",
         ],
         "gymnasium.envs": ["__root__=hdeeprm:register_envs"],
     },
