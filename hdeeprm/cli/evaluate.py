@@ -4,7 +4,7 @@ Usage::
 
     hdeeprm-evaluate [options.json] [-w TRACE] [-P PLATFORM] -p POLICY [POLICY ...]
                      [-n WINDOWS] [-l JOBS] [--test-fraction F] [--on test|train|all]
-                     [--seed S] [-j PROCESSES] [-o OUTDIR] [-q]
+                     [-s START_STRATEGY] [--seed S] [-j PROCESSES] [-o OUTDIR] [-q]
                      [--train agent.py --train-episodes K [-im in.pt] [-om out.pt]]
 
 ``POLICY`` is ``ordering-core_selection[+start_strategy]`` (comma lists give
@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"share of the windows kept for testing (default {DEFAULT_TEST_FRACTION})")
     p.add_argument("--on", choices=SPLITS, default=DEFAULT_SPLIT,
                    help=f"windows the policies are compared on (default {DEFAULT_SPLIT})")
+    p.add_argument("-s", "--start-strategy", metavar="NAME",
+                   help="start strategy of policies without '+strategy' and of the training (default: the options')")
     p.add_argument("--seed", type=int, help="seed of the windows, the split and the runs (default: the options')")
     p.add_argument("-j", "--jobs", type=int, default=1, help="processes to run the windows on (default 1)")
     p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, help=f"output folder (default ./{DEFAULT_OUTDIR})")
@@ -92,6 +94,10 @@ def _options(args: argparse.Namespace):
             changes["nb_resources"] = None   # checked against the options' platform, not this one
     if args.seed is not None:
         changes["seed"] = args.seed
+    if args.start_strategy:
+        from hdeeprm.decision.strategies import START_STRATEGIES
+
+        changes["start_strategy"] = START_STRATEGIES.check(args.start_strategy)
     return options.replace(**changes) if changes else options
 
 

@@ -71,19 +71,26 @@ def aggregate(rows: Sequence[Mapping], labels: Sequence[str]) -> list[dict]:
     return out
 
 
-def format_number(value: float) -> str:
-    """A table number: 3 significant digits below 100, whole numbers below 10^6, else ``1.234e+08``."""
+def format_number(value: float, scale: float | None = None) -> str:
+    """A table number: 3 significant digits below 100, whole numbers below 10^6, else ``1.234e+08``.
+
+    Args:
+        value: The number.
+        scale: The magnitude that picks the format (default ``|value|``), so that a
+            mean and its spread are written alike.
+    """
     if value != value or value in (float("inf"), float("-inf")):
         return str(value)
-    if abs(value) >= 1e6:
+    scale = abs(value) if scale is None else scale
+    if scale >= 1e6:
         return f"{value:.3e}"
-    if abs(value) >= 100:
+    if scale >= 100:
         return f"{value:.0f}"
     return f"{value:.3g}"
 
 
 def _cell(mean: float, std: float) -> str:
-    return f"{format_number(mean)} ± {format_number(std)}"
+    return f"{format_number(mean)} ± {format_number(std, max(abs(mean), abs(std)) if abs(mean) >= 1e6 else None)}"
 
 
 def format_table(summary: Sequence[Mapping]) -> str:

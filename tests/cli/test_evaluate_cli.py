@@ -51,6 +51,8 @@ def test_train_then_compare(tmp_path, capsys):
                                   "policy 'frist' (valid: "),
     (["-p", "first-high_gflops", "-n", "9", "-l", "100"],
      "hdeeprm-evaluate: error: 9 windows of 100 jobs need 900 usable jobs, the trace has 500"),
+    (["-p", "first-high_gflops", "-s", "head_of_lin"],
+     "hdeeprm-evaluate: error: unknown start strategy 'head_of_lin' (valid: "),
     (["-p", "first-high_gflops", "-n", "2", "-l", "100", "--test-fraction", "0"],
      "hdeeprm-evaluate: error: no test window among the 2 drawn: raise the test fraction"),
 ])

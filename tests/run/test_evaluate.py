@@ -243,3 +243,41 @@ def test_windows_of_sdsc_sp2_on_its_128_core_platform(shared, tmp_path):
     [row] = result.rows
     assert row["nb_jobs"] == row["nb_completed"] == 128 and row["nb_rejected"] == 0
     assert row["first_job"] % 128 == 0 and row["mean_bounded_slowdown"] >= 1.0
+
+
+@pytest.fixture
+def first_fit_strategy():
+    """A start strategy registered for one test: every job that fits starts (no head-of-line blocking)."""
+    from hdeeprm.decision.strategies import START_STRATEGIES, StartStrategy
+
+    class FirstFit(StartStrategy):
+        name = "test_first_fit"
+
+        def start(self, ordered, place):
+            return [job for job in ordered if place(job)]
+
+    START_STRATEGIES.register(FirstFit.name, FirstFit)
+    yield FirstFit.name
+    del START_STRATEGIES._entries[FirstFit.name]
+
+
+def test_a_registered_start_strategy_is_run_as_hdeeprm_launch_runs_it(quickstart, first_fit_strategy, tmp_path):
+    policies = parse_policy_list([f"first-high_gflops+head_of_line,{first_fit_strategy}"])
+    assert [p.label for p in policies] == ["first-high_gflops", f"first-high_gflops+{first_fit_strategy}"]
+    [w] = plan(quickstart, nb_windows=2, length=200).selected("test")
+    rows = evaluate(quickstart, policies, [w])
+    opts = window_options(quickstart, w, policies[1])
+    assert opts.start_strategy == first_fit_strategy
+    m = launch(opts, outdir=tmp_path, quiet=True).metrics[0]
+    assert {k: rows[1][k] for k in SUMMARY_KEYS} == {k: m[k] for k in SUMMARY_KEYS}
+    # Starting every job that fits waits less than blocking behind the head of the queue.
+    assert rows[1]["mean_waiting_time"] < rows[0]["mean_waiting_time"]
+
+
+@pytest.mark.parametrize("name", ["lublin_agent", "sdsc_sp2_128", "sdsc_sp2_gaia"])
+def test_the_shipped_evaluation_options_load_with_their_platform(name, shared):
+    from hdeeprm.config.build import build_platform
+
+    options = load_options(ROOT / "examples" / "evaluation" / f"{name}.json")
+    assert build_platform(options).nb_cores == options.nb_resources
+    assert Path(options.workload_file_path).is_file() and len(options.actions) == 4 - (name != "lublin_agent")
