@@ -109,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from hdeeprm.outputs.evaluation import format_table
-    from hdeeprm.run.evaluate import run_evaluation
+    from hdeeprm.run.evaluate import describe_windows, run_evaluation
 
     result = run_evaluation(_options(args), args.policies, nb_windows=args.windows, length=args.length,
                             test_fraction=args.test_fraction, split=args.on, jobs=args.jobs, outdir=args.outdir,
                             train=args.train, train_episodes=args.train_episodes, inmodel=args.inmodel,
                             outmodel=args.outmodel, quiet=args.quiet)
     windows = result.plan.selected(args.on)
-    print(f"{len(windows)} {args.on} windows of {args.length} jobs (first jobs "
+    print(f"{describe_windows(windows, args.on, args.length)} (first jobs "
           f"{', '.join(str(w.first_job) for w in windows)}), seed {result.plan.options.seed}; "
           f"mean ± std over the windows")
     print(format_table(result.summary))

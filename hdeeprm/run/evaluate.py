@@ -1,8 +1,10 @@
 """What ``hdeeprm-evaluate`` does, as a library: policies compared on windows of a real trace.
 
 A scheduling policy is judged on several stretches of a trace it was not tuned
-on, each replayed on an empty cluster (the usual methodology of the field, e.g.
-Zhang et al., "RLScheduler", SC'20, and Carastan-Santos and de Camargo, SC'17).
+on, each replayed on an empty cluster (as RLScheduler trains and tests on job
+sequences sampled from a trace: D. Zhang, D. Dai, Y. He, F. S. Bao, B. Xie,
+"RLScheduler: An Automated HPC Batch Job Scheduler Using Reinforcement
+Learning", SC'20).
 Here:
 
 * **Windows**: the usable jobs of an SWF trace (those the conversion keeps,
@@ -272,6 +274,11 @@ class Plan:
             raise OptionsError(f"no {split} window among the {len(self.windows)} drawn: {change} the test fraction, "
                                f"draw more windows or compare on all windows")
         return out
+
+
+def describe_windows(windows: Sequence[Window], split: str, length: int) -> str:
+    """``"5 test windows of 1024 jobs"`` (``"10 windows of 1024 jobs"`` for the split ``all``)."""
+    return f"{len(windows)} {'' if split == 'all' else split + ' '}windows of {length} jobs"
 
 
 def plan(options: Options, *, nb_windows: int = DEFAULT_NB_WINDOWS, length: int = DEFAULT_WINDOW_LENGTH,
@@ -553,8 +560,7 @@ def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = 
     summary = aggregate(rows, labels)
     write_csv(outdir / "windows.csv", rows)
     write_csv(outdir / "summary.csv", summary)
-    plot_boxes(rows, labels, outdir / "bounded_slowdown.png",
-               title=f"{len(selected)} {split} windows of {length} jobs")
+    plot_boxes(rows, labels, outdir / "bounded_slowdown.png", title=describe_windows(selected, split, length))
     write_run_info(outdir, options, the_plan.span, {"evaluation": {
         "nb_windows": nb_windows, "window_length": length, "test_fraction": test_fraction, "split": split,
         "windows": [vars(w) for w in the_plan.windows], "policies": [vars(p) for p in policies],

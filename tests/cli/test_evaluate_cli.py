@@ -33,7 +33,7 @@ def test_trace_and_platform_without_an_options_file(tmp_path, capsys):
     assert main(["-w", str(ROOT / "workloads" / "lublin_500_100.swf"), "-P", str(ROOT / "platforms" / "gaia_mini.json"),
                  "-p", "shortest-low_power", "-n", "2", "-l", "200", "--on", "all", "--seed", "3",
                  "-o", str(tmp_path), "-q"]) == 0
-    assert "2 all windows of 200 jobs" in capsys.readouterr().out
+    assert "2 windows of 200 jobs (first jobs " in capsys.readouterr().out
 
 
 def test_train_then_compare(tmp_path, capsys):
