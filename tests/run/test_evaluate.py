@@ -199,6 +199,8 @@ def test_a_trained_agent_is_evaluated_as_hdeeprm_launch_runs_its_model(learning_
         m = launch(window_options(learning_options, w, policies[0]), agent_path=str(REINFORCE), inmodel=str(model),
                    outdir=tmp_path / f"launch{w.index}", quiet=True).metrics[0]
         assert {k: r[k] for k in SUMMARY_KEYS} == {k: m[k] for k in SUMMARY_KEYS}
+    # Two processes give the same values as this one.
+    assert evaluate(learning_options, policies, the_plan.selected("test"), jobs=2) == rows
 
 
 def test_training_needs_training_windows(learning_options, tmp_path):
