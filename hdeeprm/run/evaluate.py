@@ -76,8 +76,8 @@ class Policy:
     """One policy of an evaluation.
 
     Attributes:
-        label: Name in the table: ``job-core`` plus ``+strategy`` when the strategy is
-            not the default, or the agent spec as given.
+        label: Name in the table: ``job-core`` or ``agent.py[:model.pt]``, plus
+            ``+strategy`` when the strategy is not the default (``head_of_line``).
         strategy: Start strategy, a name of :data:`~hdeeprm.decision.strategies.START_STRATEGIES`.
         job: Job ordering (policy pairs), else None.
         core: Core selection (policy pairs), else None.
@@ -123,7 +123,9 @@ def parse_policies(spec: str, default_strategy: str = DEFAULT_START_STRATEGY) ->
         for what, path in (("agent file", agent["agent"]), ("model file", agent["model"])):
             if path is not None and not Path(path).is_file():
                 raise OptionsError(f"policy '{spec}': {what} not found ({path})")
-        return [Policy(label=spec.strip(), strategy=strategy, agent=agent["agent"], model=agent["model"])]
+        label = agent["agent"] + (f":{agent['model']}" if agent["model"] else "")
+        label += "" if strategy == DEFAULT_START_STRATEGY else f"+{strategy}"
+        return [Policy(label=label, strategy=strategy, agent=agent["agent"], model=agent["model"])]
     pairs, plus, strategies = spec.strip().partition("+")
     jobs_text, dash, cores_text = pairs.partition("-")
     if not dash or "+" in strategies or (plus and not strategies):

@@ -283,3 +283,12 @@ def test_the_shipped_evaluation_options_load_with_their_platform(name, shared):
     options = load_options(ROOT / "examples" / "evaluation" / f"{name}.json")
     assert build_platform(options).nb_cores == options.nb_resources
     assert Path(options.workload_file_path).is_file() and len(options.actions) == 4 - (name != "lublin_agent")
+
+
+def test_labels_name_a_start_strategy_other_than_the_default(first_fit_strategy):
+    [p] = parse_policies(f"{REINFORCE}", default_strategy=first_fit_strategy)
+    assert p.label == f"{REINFORCE}+{first_fit_strategy}" and p.model is None
+    [p] = parse_policies(f"{REINFORCE}:{QUICKSTART}+head_of_line", default_strategy=first_fit_strategy)
+    assert p.label == f"{REINFORCE}:{QUICKSTART}" and p.strategy == "head_of_line"
+    [p] = parse_policies("first-high_gflops", default_strategy=first_fit_strategy)
+    assert p.label == f"first-high_gflops+{first_fit_strategy}"
