@@ -46,6 +46,7 @@ setup(
             "hdeeprm-visual=hdeeprm.cli.visual:main",
             "hdeeprm-check=hdeeprm.cli.check:main",
             "hdeeprm-gpu=hdeeprm.cli.gpu:main",
+            "hdeeprm-evaluate=hdeeprm.cli.evaluate:main",
         ],
         "gymnasium.envs": ["__root__=hdeeprm:register_envs"],
     },

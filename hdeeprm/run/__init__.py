@@ -4,5 +4,6 @@
 :mod:`~hdeeprm.run.episode` couples the embedded engine and the workload
 manager; :mod:`~hdeeprm.run.launch` is ``hdeeprm-launch`` as a library;
 :mod:`~hdeeprm.run.batsim` runs the same decision system against a real
-Batsim; :mod:`~hdeeprm.run.check` is ``hdeeprm-check``.
+Batsim; :mod:`~hdeeprm.run.check` is ``hdeeprm-check``; :mod:`~hdeeprm.run.evaluate`
+is ``hdeeprm-evaluate`` (policies compared on windows of a trace).
 """

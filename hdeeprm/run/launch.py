@@ -12,9 +12,10 @@ import logging
 import math
 import platform as _platform
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,8 +28,11 @@ from hdeeprm.errors import HDeepRMError, OptionsError
 from hdeeprm.outputs.files import atomic_write
 from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.run.episode import run_episode
-from hdeeprm.run.loop import agent_failed
+from hdeeprm.run.loop import Observer, RewardFn, agent_failed
 from hdeeprm.workload.model import Workload
+
+if TYPE_CHECKING:
+    from hdeeprm.agents.base import Agent
 
 log = logging.getLogger(__name__)
 
@@ -187,10 +191,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
              hierarchy.nb_cores, agent_cls.__name__, nb_runs, outdir)
     result = RunResult(outdir=outdir)
     try:
-        with contextlib.ExitStack() as stack:
-            if "torch" in sys.modules:   # the agent file (or the caller) uses torch: seed it, privately
-                stack.enter_context(sys.modules["torch"].random.fork_rng(devices=[]))
-                _seed_torch(options.seed)
+        with seeded_torch(options.seed):
             _launch(options, hierarchy, workload, agent_cls, result, claim, inmodel=inmodel, outmodel=outmodel,
                     nb_runs=nb_runs, quiet=quiet, simulator=simulator, batsim=batsim,
                     checkpoint_every=checkpoint_every)
@@ -208,10 +209,74 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     return result
 
 
+@contextlib.contextmanager
+def seeded_torch(seed: int) -> Iterator[None]:
+    """Seed torch's generator with ``seed`` for the block, privately, when torch is loaded.
+
+    Inside :func:`torch.random.fork_rng`, so the caller's torch generator is
+    left as it was; a no-op when torch was never imported (classic agents).
+    Agents that use torch import it with their file: load the agent class first.
+    """
+    with contextlib.ExitStack() as stack:
+        if "torch" in sys.modules:   # the agent file (or the caller) uses torch: seed it, privately
+            stack.enter_context(sys.modules["torch"].random.fork_rng(devices=[]))
+            _seed_torch(seed)
+        yield
+
+
 def _seed_torch(seed: int) -> None:
     """Seed torch's generator when torch is loaded (agents that use it draw from it)."""
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(seed)
+
+
+def agent_inputs(options: Options, hierarchy, workload: Workload,
+                 agent_cls: type) -> tuple[Observer | None, RewardFn | None, int]:
+    """The observation builder and the reward an agent of ``agent_cls`` gets on ``workload``.
+
+    Classic agents get neither. The observer normalises by percentiles of
+    ``workload`` (:mod:`hdeeprm.env.observation`), so each workload needs its own.
+
+    Returns:
+        ``(observer, reward, observation_size)``; ``(None, None, 0)`` for a classic agent.
+
+    Raises:
+        OptionsError: unknown observation type or objective.
+    """
+    from hdeeprm.agents.base import ClassicAgent
+
+    if agent_cls is ClassicAgent:
+        return None, None, 0
+    from hdeeprm.env.observation import make_observer
+    from hdeeprm.env.reward import make_reward
+
+    observer = make_observer(options.observation, hierarchy, workload, options.queue_sensitivity)
+    return observer, make_reward(options.objective), observer.size
+
+
+def prepare_agent(options: Options, hierarchy, workload: Workload, agent_cls: type, *,
+                  inmodel: str | None = None, outmodel: str | None = None) -> tuple[Agent, Observer | None,
+                                                                                   RewardFn | None]:
+    """Build the agent of a run as ``hdeeprm-launch`` does, load ``inmodel``, reseed torch.
+
+    Call inside :func:`seeded_torch` for the launcher's draws.
+
+    Returns:
+        ``(agent, observer, reward)`` (see :func:`agent_inputs`).
+
+    Raises:
+        OptionsError: ``inmodel``/``outmodel`` with an agent that has no model.
+        AgentError: the agent cannot be built, or the checkpoint does not fit it.
+    """
+    observer, reward, observation_size = agent_inputs(options, hierarchy, workload, agent_cls)
+    agent = build_agent(options, agent_cls, observation_size)
+    if inmodel or outmodel:
+        if not hasattr(agent, "load_checkpoint"):
+            raise OptionsError(f"-im/-om need a learning agent; {type(agent).__name__} has no model to load or save")
+    if inmodel:
+        agent.load_checkpoint(inmodel)
+    _seed_torch(options.seed)   # the same draws whatever the agent's construction consumed
+    return agent, observer, reward
 
 
 def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, claim, *, inmodel,
@@ -221,25 +286,9 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
     ``claim()`` takes the output folder, once the agent is built and its checkpoint loaded.
     """
     outdir = result.outdir
-    from hdeeprm.agents.base import ClassicAgent
-
-    observer = reward = None
-    observation_size = 0
-    if agent_cls is not ClassicAgent:
-        from hdeeprm.env.observation import make_observer
-        from hdeeprm.env.reward import make_reward
-
-        observer = make_observer(options.observation, hierarchy, workload, options.queue_sensitivity)
-        observation_size = observer.size
-        reward = make_reward(options.objective)
-    agent = build_agent(options, agent_cls, observation_size)
-    if inmodel or outmodel:
-        if not hasattr(agent, "load_checkpoint"):
-            raise OptionsError(f"-im/-om need a learning agent; {type(agent).__name__} has no model to load or save")
-    if inmodel:
-        agent.load_checkpoint(inmodel)
-    claim()
-    _seed_torch(options.seed)   # the same draws whatever the agent's construction consumed
+    agent, observer, reward = prepare_agent(options, hierarchy, workload, agent_cls, inmodel=inmodel,
+                                            outmodel=outmodel)
+    claim()   # touches no random generator: the draws stay those prepare_agent seeded
     if simulator == "batsim":
         from hdeeprm.run.batsim import run_on_batsim
 

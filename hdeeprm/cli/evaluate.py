@@ -1,0 +1,130 @@
+"""``hdeeprm-evaluate``: compare policies (and trained agents) on windows of a real trace.
+
+Usage::
+
+    hdeeprm-evaluate [options.json] [-w TRACE] [-P PLATFORM] -p POLICY [POLICY ...]
+                     [-n WINDOWS] [-l JOBS] [--test-fraction F] [--on test|train|all]
+                     [-s START_STRATEGY] [--seed S] [-j PROCESSES] [-o OUTDIR] [-q]
+                     [--train agent.py --train-episodes K [-im in.pt] [-om out.pt]]
+
+``POLICY`` is ``ordering-core_selection[+start_strategy]`` (comma lists give
+every combination: ``first,shortest-high_gflops+head_of_line,easy_backfilling``)
+or ``agent.py[:model.pt][+start_strategy]``. See :mod:`hdeeprm.run.evaluate`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hdeeprm.cli import guarded
+
+DEFAULT_OUTDIR = "hdeeprm-evaluation"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``hdeeprm-evaluate``."""
+    from hdeeprm.run.evaluate import (DEFAULT_NB_WINDOWS, DEFAULT_SPLIT, DEFAULT_TEST_FRACTION,
+                                      DEFAULT_WINDOW_LENGTH, SPLITS)
+
+    p = argparse.ArgumentParser(
+        prog="hdeeprm-evaluate",
+        description="Compare scheduling policies and trained agents on windows of an SWF trace, each replayed on "
+                    "an empty cluster; prints mean bounded slowdown, waiting time, turnaround, utilization, "
+                    "makespan and energy per policy (mean ± std over the windows) and writes summary.csv, "
+                    "windows.csv and bounded_slowdown.png to OUTDIR.")
+    p.add_argument("options", nargs="?",
+                   help="options file (trace, platform, seed, conversion and agent settings); optional with -w and -P")
+    p.add_argument("-w", "--workload", help="SWF trace (.swf, .swf.gz), replacing the options' workload_file_path")
+    p.add_argument("-P", "--platform", help="HDeepRM platform JSON, replacing the options' platform_file_path")
+    p.add_argument("-p", "--policies", nargs="+", default=[], metavar="POLICY",
+                   help="'ordering-core_selection[+start_strategy]' (comma lists allowed in each part) or "
+                        "'agent.py[:model.pt][+start_strategy]'")
+    p.add_argument("-n", "--windows", type=int, default=DEFAULT_NB_WINDOWS,
+                   help=f"windows drawn from the trace (default {DEFAULT_NB_WINDOWS})")
+    p.add_argument("-l", "--length", type=int, default=DEFAULT_WINDOW_LENGTH,
+                   help=f"consecutive jobs per window (default {DEFAULT_WINDOW_LENGTH})")
+    p.add_argument("--test-fraction", type=float, default=DEFAULT_TEST_FRACTION,
+                   help=f"share of the windows kept for testing (default {DEFAULT_TEST_FRACTION})")
+    p.add_argument("--on", choices=SPLITS, default=DEFAULT_SPLIT,
+                   help=f"windows the policies are compared on (default {DEFAULT_SPLIT})")
+    p.add_argument("-s", "--start-strategy", metavar="NAME",
+                   help="start strategy of policies without '+strategy' and of the training (default: the options')")
+    p.add_argument("--seed", type=int, help="seed of the windows, the split and the runs (default: the options')")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="processes to run the windows on (default 1)")
+    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, help=f"output folder (default ./{DEFAULT_OUTDIR})")
+    p.add_argument("--train", metavar="AGENT_PY", help="train this agent on the training windows first, "
+                                                      "then compare it with the policies")
+    p.add_argument("--train-episodes", type=int, default=0, help="training episodes, one window each (with --train)")
+    p.add_argument("-im", "--inmodel", help="checkpoint the training starts from (with --train)")
+    p.add_argument("-om", "--outmodel", help="checkpoint the training writes (default OUTDIR/model.pt)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse and cross-check the command line."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.options and not (args.workload and args.platform):
+        parser.error("give an options file, or both -w TRACE and -P PLATFORM")
+    if not args.policies and not args.train:
+        parser.error("give the policies to compare with -p (e.g. -p first-high_gflops+easy_backfilling) or --train")
+    if args.train and args.train_episodes < 1:
+        parser.error("--train needs --train-episodes >= 1")
+    if (args.inmodel or args.outmodel or args.train_episodes) and not args.train:
+        parser.error("-im, -om and --train-episodes go with --train agent.py")
+    if args.jobs < 1:
+        parser.error(f"-j must be >= 1, got {args.jobs}")
+    return args
+
+
+def _options(args: argparse.Namespace):
+    """The base options: the file's (or the defaults), with -w, -P and --seed applied."""
+    from pathlib import Path
+
+    from hdeeprm.config.options import Options, load_options
+
+    options = load_options(args.options) if args.options else Options(source="<command line>")
+    changes = {}
+    if args.workload:
+        changes["workload_file_path"] = str(Path(args.workload).resolve())
+    if args.platform:
+        changes["platform_file_path"] = str(Path(args.platform).resolve())
+        if args.options and "nb_resources" in options.given:
+            changes["nb_resources"] = None   # checked against the options' platform, not this one
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    if args.start_strategy:
+        from hdeeprm.decision.strategies import START_STRATEGIES
+
+        changes["start_strategy"] = START_STRATEGIES.check(args.start_strategy)
+    return options.replace(**changes) if changes else options
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    args = parse_args(argv)
+    return guarded("hdeeprm-evaluate", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hdeeprm.outputs.evaluation import format_table
+    from hdeeprm.run.evaluate import describe_windows, run_evaluation
+
+    result = run_evaluation(_options(args), args.policies, nb_windows=args.windows, length=args.length,
+                            test_fraction=args.test_fraction, split=args.on, jobs=args.jobs, outdir=args.outdir,
+                            train=args.train, train_episodes=args.train_episodes, inmodel=args.inmodel,
+                            outmodel=args.outmodel, quiet=args.quiet)
+    windows = result.plan.selected(args.on)
+    print(f"{describe_windows(windows, args.on, args.length)} (first jobs "
+          f"{', '.join(str(w.first_job) for w in windows)}), seed {result.plan.options.seed}; "
+          f"mean ± std over the windows")
+    print(format_table(result.summary))
+    best = min(result.summary, key=lambda s: s["mean_bounded_slowdown_mean"])
+    print(f"lowest mean bounded slowdown: {best['policy']} ({best['mean_bounded_slowdown_mean']:.4g})")
+    print(f"outputs in {result.outdir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,572 @@
+"""What ``hdeeprm-evaluate`` does, as a library: policies compared on windows of a real trace.
+
+A scheduling policy is judged on several stretches of a trace it was not tuned
+on, each replayed on an empty cluster (as RLScheduler trains and tests on job
+sequences sampled from a trace: D. Zhang, D. Dai, Y. He, F. S. Bao, B. Xie,
+"RLScheduler: An Automated HPC Batch Job Scheduler Using Reinforcement
+Learning", SC'20).
+Here:
+
+* **Windows**: the usable jobs of an SWF trace (those the conversion keeps,
+  :mod:`hdeeprm.workload.convert`; within the options' ``first_job`` and
+  ``nb_jobs`` when given) are cut into consecutive slots of ``length`` jobs;
+  ``nb_windows`` slots are drawn without replacement with the seed, so windows
+  never overlap. Each window is its own episode: the jobs of the slot, submit
+  times shifted so the first is at 0 s, on an empty cluster. A window's run
+  is exactly ``hdeeprm-launch`` with the options of :func:`window_options`
+  (``workload.first_job`` and ``nb_jobs`` set to the window, the policy pair and
+  start strategy set to the policy's).
+* **Split**: with the same seed, ``round(test_fraction x nb_windows)`` windows
+  are drawn as test windows, the others are training windows; learning agents
+  train on the latter (:func:`train_agent`) and are compared on the former.
+* **Policies** (:func:`parse_policies`): a policy pair ``ordering-core_selection``
+  with an optional start strategy, ``first-high_gflops+easy_backfilling``; comma
+  lists give every combination, ``first,shortest-high_gflops+head_of_line,easy_backfilling``;
+  a learning agent ``agent.py[:model.pt][+strategy]``, run greedily (``run``
+  ``test``). Names are checked against the registries (job orderings, core
+  selections, start strategies), so every registered name works.
+* **Determinism**: every run is seeded by the options' seed alone, so the same
+  seed gives the same table, and runs spread over processes (``jobs``) give the
+  same values as serial runs.
+
+Metrics are the metrics summary of each run (:mod:`hdeeprm.outputs.metrics`),
+aggregated by :mod:`hdeeprm.outputs.evaluation`.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from itertools import product
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from hdeeprm.config.build import build_platform, build_workload, load_agent
+from hdeeprm.config.options import Options
+from hdeeprm.decision.actions import action_index, parse_policy_pair
+from hdeeprm.decision.contention import make_contention_model
+from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
+from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.evaluation import EVALUATION_METRICS
+from hdeeprm.run.episode import run_episode
+from hdeeprm.run.launch import agent_inputs, prepare_agent, seeded_torch
+from hdeeprm.workload.model import Workload
+
+#: Windows drawn by default.
+DEFAULT_NB_WINDOWS = 10
+#: Jobs per window by default.
+DEFAULT_WINDOW_LENGTH = 1024
+#: Share of the windows kept for testing by default.
+DEFAULT_TEST_FRACTION = 0.5
+#: Which windows the policies are compared on: the test windows, the training ones, or all.
+SPLITS: tuple[str, ...] = ("test", "train", "all")
+#: The windows compared on by default.
+DEFAULT_SPLIT = "test"
+#: Keys of a per-window result besides the metrics summary's.
+ROW_KEYS: tuple[str, ...] = ("policy", "window", "split", "first_job")
+
+_AGENT_SPEC = re.compile(r"(?P<agent>.+?\.py)(?::(?P<model>[^+]+))?(?:\+(?P<strategy>[^+]+))?")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One policy of an evaluation.
+
+    Attributes:
+        label: Name in the table: ``job-core`` or ``agent.py[:model.pt]``, plus
+            ``+strategy`` when the strategy is not the default (``head_of_line``).
+        strategy: Start strategy, a name of :data:`~hdeeprm.decision.strategies.START_STRATEGIES`.
+        job: Job ordering (policy pairs), else None.
+        core: Core selection (policy pairs), else None.
+        agent: Agent file (learning agents), else None.
+        model: Checkpoint loaded into the agent, or None (an untrained agent).
+    """
+
+    label: str
+    strategy: str
+    job: str | None = None
+    core: str | None = None
+    agent: str | None = None
+    model: str | None = None
+
+
+def _names(text: str, what: str, spec: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise OptionsError(f"policy '{spec}' has an empty {what} name")
+    return names
+
+
+def parse_policies(spec: str, default_strategy: str = DEFAULT_START_STRATEGY) -> list[Policy]:
+    """The policies of one command-line spec (see the module docstring for the forms).
+
+    Args:
+        spec: ``ordering-core[+strategy]`` (comma lists allowed in each part) or
+            ``agent.py[:model.pt][+strategy]``.
+        default_strategy: Start strategy when the spec names none (the options').
+
+    Returns:
+        One policy, or every combination of the comma lists (orderings, then core
+        selections, then strategies vary slowest to fastest).
+
+    Raises:
+        OptionsError: an unknown name (with the valid ones and the closest), a
+            malformed spec, or a missing agent or model file; the message quotes the spec.
+    """
+    agent = _AGENT_SPEC.fullmatch(spec.strip())
+    if agent:
+        strategy = agent["strategy"] or default_strategy
+        _check_strategy(strategy, spec)
+        for what, path in (("agent file", agent["agent"]), ("model file", agent["model"])):
+            if path is not None and not Path(path).is_file():
+                raise OptionsError(f"policy '{spec}': {what} not found ({path})")
+        label = agent["agent"] + (f":{agent['model']}" if agent["model"] else "")
+        label += "" if strategy == DEFAULT_START_STRATEGY else f"+{strategy}"
+        return [Policy(label=label, strategy=strategy, agent=agent["agent"], model=agent["model"])]
+    pairs, plus, strategies = spec.strip().partition("+")
+    jobs_text, dash, cores_text = pairs.partition("-")
+    if not dash or "+" in strategies or (plus and not strategies):
+        raise OptionsError(f"policy '{spec}' must be 'ordering-core_selection[+start_strategy]' "
+                           f"(e.g. 'first-high_gflops+easy_backfilling') or 'agent.py[:model.pt][+start_strategy]'")
+    names = _names(strategies, "start strategy", spec) if plus else [default_strategy]
+    out = []
+    for job, core, strategy in product(_names(jobs_text, "ordering", spec), _names(cores_text, "core selection", spec),
+                                       names):
+        try:
+            parse_policy_pair(f"{job}-{core}")
+        except OptionsError as exc:
+            raise OptionsError(f"policy '{spec}': {exc}") from None
+        _check_strategy(strategy, spec)
+        label = f"{job}-{core}" + ("" if strategy == DEFAULT_START_STRATEGY else f"+{strategy}")
+        out.append(Policy(label=label, strategy=strategy, job=job, core=core))
+    return out
+
+
+def _check_strategy(name: str, spec: str) -> None:
+    try:
+        START_STRATEGIES.check(name)
+    except OptionsError as exc:
+        raise OptionsError(f"policy '{spec}': {exc}") from None
+
+
+def parse_policy_list(specs: Sequence[str], default_strategy: str = DEFAULT_START_STRATEGY) -> list[Policy]:
+    """All policies of several specs, in order (see :func:`parse_policies`).
+
+    Raises:
+        OptionsError: no spec, a bad spec, or one policy given twice.
+    """
+    if not specs:
+        raise OptionsError("no policy to evaluate: give at least one, e.g. -p first-high_gflops")
+    out: list[Policy] = []
+    for spec in specs:
+        for policy in parse_policies(spec, default_strategy):
+            if any(p.label == policy.label for p in out):
+                raise OptionsError(f"policy '{policy.label}' is given twice")
+            out.append(policy)
+    return out
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window of consecutive usable jobs of the trace.
+
+    Attributes:
+        index: Position among the windows, in trace order (0-based).
+        first_job: Usable jobs of the trace before the window (``workload.first_job``).
+        nb_jobs: Jobs in the window.
+        split: ``"train"`` or ``"test"``.
+    """
+
+    index: int
+    first_job: int
+    nb_jobs: int
+    split: str
+
+
+def make_windows(nb_available: int, nb_windows: int, length: int, *, seed: int,
+                 test_fraction: float = DEFAULT_TEST_FRACTION, offset: int = 0) -> list[Window]:
+    """Draw non-overlapping windows and split them into training and test windows.
+
+    The ``nb_available`` jobs are cut into ``nb_available // length`` slots of
+    ``length`` consecutive jobs; ``nb_windows`` slots are drawn without
+    replacement by :func:`numpy.random.default_rng` (``seed``), then
+    ``round(test_fraction x nb_windows)`` (halves rounded up) of them are drawn
+    as test windows.
+
+    Args:
+        nb_available: Usable jobs to cut.
+        nb_windows: Windows to draw (>= 1).
+        length: Jobs per window (>= 1).
+        seed: Seed of both draws.
+        test_fraction: Share of test windows, in [0, 1].
+        offset: Usable jobs before the first slot (added to ``first_job``).
+
+    Returns:
+        The windows in trace order.
+
+    Raises:
+        OptionsError: a count or fraction out of range, or not enough jobs for the windows.
+    """
+    if nb_windows < 1 or length < 1:
+        raise OptionsError(f"the number of windows and their length must be >= 1, got {nb_windows} and {length}")
+    if not 0.0 <= test_fraction <= 1.0:
+        raise OptionsError(f"the test fraction must be in [0, 1], got {test_fraction}")
+    nb_slots = nb_available // length
+    if nb_windows > nb_slots:
+        raise OptionsError(f"{nb_windows} windows of {length} jobs need {nb_windows * length} usable jobs, "
+                           f"the trace has {nb_available}: draw fewer or shorter windows")
+    rng = np.random.default_rng(seed)
+    slots = np.sort(rng.choice(nb_slots, size=nb_windows, replace=False))
+    nb_test = int(np.floor(test_fraction * nb_windows + 0.5))
+    test = set(rng.permutation(nb_windows)[:nb_test].tolist())
+    return [Window(index=i, first_job=offset + int(slot) * length, nb_jobs=length,
+                   split="test" if i in test else "train") for i, slot in enumerate(slots.tolist())]
+
+
+def window_options(options: Options, window: Window, policy: Policy | None = None) -> Options:
+    """The options of ``hdeeprm-launch`` that replay ``window`` with ``policy``.
+
+    A policy pair becomes the options' one classic pair
+    (``pybatsim.agent.policy_pair``) with its start strategy; a learning agent keeps
+    the options' action set and agent settings, in ``run`` ``test``, with its
+    start strategy. Without a policy only the window is set.
+
+    Raises:
+        OptionsError: unknown names.
+    """
+    changes: dict = {"first_job": window.first_job, "nb_jobs": window.nb_jobs}
+    if policy is not None:
+        changes["start_strategy"] = policy.strategy
+        if policy.agent is None:
+            changes.update(actions=[action_index(policy.job, policy.core)], agent_type="CLASSIC")
+        else:
+            changes["run"] = "test"
+    return options.replace(**changes)
+
+
+@dataclass
+class Plan:
+    """The inputs of an evaluation.
+
+    Attributes:
+        options: The base options (trace, platform, seed, conversion, agent settings).
+        span: The converted span of the trace the windows are cut from (its report
+            counts the records skipped).
+        windows: Every window drawn, in trace order.
+    """
+
+    options: Options
+    span: Workload
+    windows: list[Window]
+
+    def selected(self, split: str) -> list[Window]:
+        """The windows of ``split`` (one of :data:`SPLITS`).
+
+        Raises:
+            OptionsError: an unknown split, or no window in it.
+        """
+        if split not in SPLITS:
+            raise OptionsError(f"the windows must be one of {', '.join(SPLITS)}, got '{split}'")
+        out = [w for w in self.windows if split == "all" or w.split == split]
+        if not out:
+            change = "raise" if split == "test" else "lower"
+            raise OptionsError(f"no {split} window among the {len(self.windows)} drawn: {change} the test fraction, "
+                               f"draw more windows or compare on all windows")
+        return out
+
+
+def describe_windows(windows: Sequence[Window], split: str, length: int) -> str:
+    """``"5 test windows of 1024 jobs"`` (``"10 windows of 1024 jobs"`` for the split ``all``)."""
+    return f"{len(windows)} {'' if split == 'all' else split + ' '}windows of {length} jobs"
+
+
+def plan(options: Options, *, nb_windows: int = DEFAULT_NB_WINDOWS, length: int = DEFAULT_WINDOW_LENGTH,
+         test_fraction: float = DEFAULT_TEST_FRACTION) -> Plan:
+    """Convert the trace span once and draw the windows with the options' seed.
+
+    Raises:
+        OptionsError: the workload is not an SWF trace, or :func:`make_windows`' errors.
+        PlatformError, WorkloadError: invalid inputs.
+    """
+    path = options.workload_file_path
+    if path.endswith(".json"):
+        raise OptionsError(f"hdeeprm-evaluate cuts windows out of an SWF trace (.swf, .swf.gz), got the "
+                           f"Batsim JSON workload {path}: give the trace it was converted from", path=options.source)
+    span = build_workload(options, build_platform(options))
+    windows = make_windows(len(span.jobs), nb_windows, length, seed=options.seed, test_fraction=test_fraction,
+                           offset=options.first_job)
+    return Plan(options=options, span=span, windows=windows)
+
+
+class WindowRunner:
+    """Runs policies on windows, converting each window and loading each agent once.
+
+    Args:
+        options: The base options.
+    """
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.hierarchy = build_platform(options)
+        self._workloads: dict[tuple[int, int], Workload] = {}
+        self._agents: dict[str, type] = {}
+
+    def workload(self, window: Window) -> Workload:
+        """The window's jobs, converted as ``hdeeprm-launch`` converts them (cached)."""
+        key = (window.first_job, window.nb_jobs)
+        if key not in self._workloads:
+            self._workloads[key] = build_workload(window_options(self.options, window), self.hierarchy)
+        return self._workloads[key]
+
+    def agent_class(self, options: Options, path: str | None) -> type:
+        """The agent class of a run: the file's (cached per file) or the classic agent."""
+        if path is None:
+            return load_agent(options, None)
+        if path not in self._agents:
+            self._agents[path] = load_agent(options, path)
+        return self._agents[path]
+
+    def run(self, window: Window, policy: Policy) -> dict:
+        """Replay ``window`` with ``policy``, as ``hdeeprm-launch`` would with :func:`window_options`.
+
+        Returns:
+            The row: :data:`ROW_KEYS`, then the metrics summary of the run.
+
+        Raises:
+            HDeepRMError: invalid inputs, or an agent that misbehaves.
+        """
+        options = window_options(self.options, window, policy)
+        workload = self.workload(window)
+        cls = self.agent_class(options, policy.agent)
+        with seeded_torch(options.seed):
+            agent, observer, reward = prepare_agent(options, self.hierarchy, workload, cls, inmodel=policy.model)
+            if getattr(agent, "run", None) == "train":   # an agent that ignored the options' run
+                agent.run = "test"
+            episode, _ = run_episode(self.hierarchy, workload, options, agent, record=False, observer=observer,
+                                     reward=reward, model=make_contention_model(options.contention))
+        return {"policy": policy.label, "window": window.index, "split": window.split,
+                "first_job": window.first_job, **episode.metrics()}
+
+
+_WORKER: WindowRunner | None = None
+
+
+def _init_worker(options: Options) -> None:
+    global _WORKER
+    _WORKER = WindowRunner(options)
+
+
+def _run_task(task: tuple[Window, Policy]) -> dict:
+    return _WORKER.run(*task)
+
+
+def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Window], *, jobs: int = 1,
+             progress: bool = False) -> list[dict]:
+    """Run every policy on every window.
+
+    Args:
+        options: The base options.
+        policies: The policies (:func:`parse_policy_list`).
+        windows: The windows to run (e.g. :meth:`Plan.selected`).
+        jobs: Processes to spread the runs over (1 = in this process); the values
+            do not depend on it.
+        progress: Show a progress bar (tqdm) of the runs.
+
+    Returns:
+        One row per (window, policy), windows in order and policies in order within
+        each: :data:`ROW_KEYS` then the metrics summary
+        (:func:`hdeeprm.outputs.metrics.summarize`, plus ``decisions`` and ``void_overridden``).
+
+    Raises:
+        OptionsError: ``jobs`` < 1.
+        HDeepRMError: any invalid input or misbehaving agent.
+    """
+    if jobs < 1:
+        raise OptionsError(f"the number of processes must be >= 1, got {jobs}")
+    tasks = [(w, p) for w in windows for p in policies]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), unit="run", desc="hdeeprm-evaluate", leave=False)
+    try:
+        if jobs == 1:
+            runner = WindowRunner(options)
+            rows = []
+            for task in tasks:
+                rows.append(runner.run(*task))
+                if bar is not None:
+                    bar.update()
+            return rows
+        # spawn: workers start clean (no copy of a parent's torch threads or caches).
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init_worker,
+                                 initargs=(options,)) as pool:
+            rows = []
+            for row in pool.map(_run_task, tasks):
+                rows.append(row)
+                if bar is not None:
+                    bar.update()
+            return rows
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *, episodes: int,
+                outmodel: str | Path, inmodel: str | None = None, progress: bool = False) -> list[dict]:
+    """Train a learning agent on training windows, one episode per window, and save it.
+
+    The training windows are visited in a fresh random order (seeded) on every
+    pass; the agent is built as ``hdeeprm-launch`` builds it (``run`` ``train``),
+    with an observation builder per window (its normalisation comes from the
+    window's jobs) and the options' objective as reward; it updates once per
+    episode (:meth:`~hdeeprm.agents.base.Agent.end_episode`).
+
+    Args:
+        options: The base options (action set, observation, objective, hidden, lr, gamma, seed).
+        agent_path: The agent file.
+        windows: Windows of the plan; only those with split ``"train"`` are used.
+        episodes: Training episodes (>= 1).
+        outmodel: Checkpoint written (atomically) at the end.
+        inmodel: Checkpoint to start from, or None.
+        progress: Show a progress bar of the episodes.
+
+    Returns:
+        One row per episode: ``episode``, ``window``, ``first_job``, ``reward`` (sum),
+        ``loss`` (None when nothing was learnt) and the metrics of :data:`EVALUATION_METRICS`.
+
+    Raises:
+        OptionsError: no training window, or ``episodes`` < 1.
+        HDeepRMError: invalid inputs, an agent without a model, or a misbehaving agent.
+    """
+    train = [w for w in windows if w.split == "train"]
+    if not train:
+        raise OptionsError("training needs training windows: lower the test fraction or draw more windows")
+    if episodes < 1:
+        raise OptionsError(f"the training episodes must be >= 1, got {episodes}")
+    options = options.replace(run="train")
+    runner = WindowRunner(options)
+    cls = runner.agent_class(options, agent_path)
+    rng = np.random.default_rng(options.seed)
+    order: list[int] = []
+    log = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=episodes, unit="episode", desc="training", leave=False)
+    try:
+        with seeded_torch(options.seed):
+            first = window_options(options, train[0])
+            agent, _, _ = prepare_agent(first, runner.hierarchy, runner.workload(train[0]), cls, inmodel=inmodel,
+                                        outmodel=str(outmodel))
+            for episode_index in range(episodes):
+                if not order:
+                    order = rng.permutation(len(train)).tolist()
+                window = train[order.pop(0)]
+                wopts = window_options(options, window)
+                workload = runner.workload(window)
+                observer, reward, _ = agent_inputs(wopts, runner.hierarchy, workload, cls)
+                episode, total = run_episode(runner.hierarchy, workload, wopts, agent, record=False,
+                                             observer=observer, reward=reward,
+                                             model=make_contention_model(wopts.contention))
+                loss = agent.end_episode()
+                metrics = episode.metrics()
+                log.append({"episode": episode_index, "window": window.index, "first_job": window.first_job,
+                            "reward": total, "loss": loss,
+                            **{key: metrics[key] for key, _, _ in EVALUATION_METRICS}})
+                if bar is not None:
+                    bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    agent.save_checkpoint(outmodel)
+    return log
+
+
+@dataclass
+class EvaluationResult:
+    """What :func:`run_evaluation` produced.
+
+    Attributes:
+        plan: The windows drawn.
+        policies: The policies compared, in table order.
+        rows: One row per (window, policy) (:func:`evaluate`).
+        summary: One row per policy (:func:`hdeeprm.outputs.evaluation.aggregate`).
+        training: One row per training episode (:func:`train_agent`), or empty.
+        outdir: The output folder.
+    """
+
+    plan: Plan
+    policies: list[Policy]
+    rows: list[dict]
+    summary: list[dict]
+    training: list[dict]
+    outdir: Path
+
+
+def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = DEFAULT_NB_WINDOWS,
+                   length: int = DEFAULT_WINDOW_LENGTH, test_fraction: float = DEFAULT_TEST_FRACTION,
+                   split: str = DEFAULT_SPLIT, jobs: int = 1, outdir: str | Path = "hdeeprm-evaluation",
+                   train: str | None = None, train_episodes: int = 0, inmodel: str | None = None,
+                   outmodel: str | None = None, quiet: bool = False) -> EvaluationResult:
+    """``hdeeprm-evaluate`` as a library: draw windows, optionally train, compare, write the outputs.
+
+    Writes into ``outdir``: ``summary.csv`` (one row per policy, the statistics of
+    :mod:`hdeeprm.outputs.evaluation`), ``windows.csv`` (one row per window and
+    policy, the whole metrics summary), ``bounded_slowdown.png`` (one box per
+    policy), ``run.json`` (resolved options, versions, the span's conversion
+    report, the windows and the policies) and, when training,
+    ``training.csv`` (one row per episode) and the checkpoint.
+
+    Args:
+        options: The base options (:func:`hdeeprm.config.options.load_options`).
+        specs: Policy specs (:func:`parse_policies`).
+        nb_windows, length, test_fraction: See :func:`make_windows`.
+        split: The windows compared on, one of :data:`SPLITS`.
+        jobs: Processes of the comparison (the values do not depend on it).
+        outdir: Output folder, created if needed.
+        train: An agent file to train on the training windows first; the trained
+            agent is then compared as ``train:outmodel``.
+        train_episodes: Training episodes (with ``train``).
+        inmodel: Checkpoint the training starts from.
+        outmodel: Checkpoint the training writes [``outdir/model.pt``].
+        quiet: No progress bars.
+
+    Returns:
+        The :class:`EvaluationResult`.
+
+    Raises:
+        HDeepRMError: any invalid input (names, files, counts) or misbehaving agent.
+    """
+    from hdeeprm.outputs.evaluation import aggregate, plot_boxes, write_csv
+    from hdeeprm.run.launch import write_run_info
+
+    policies = parse_policy_list(specs, options.start_strategy) if specs or not train else []   # checked first
+    the_plan = plan(options, nb_windows=nb_windows, length=length, test_fraction=test_fraction)
+    selected = the_plan.selected(split)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    training: list[dict] = []
+    if train:
+        outmodel = str(outmodel or outdir / "model.pt")
+        training = train_agent(options, train, the_plan.windows, episodes=train_episodes, outmodel=outmodel,
+                               inmodel=inmodel, progress=not quiet)
+        write_csv(outdir / "training.csv", training)
+        policies = [*policies, *parse_policies(f"{train}:{outmodel}", options.start_strategy)]
+    rows = evaluate(options, policies, selected, jobs=jobs, progress=not quiet)
+    labels = [p.label for p in policies]
+    summary = aggregate(rows, labels)
+    write_csv(outdir / "windows.csv", rows)
+    write_csv(outdir / "summary.csv", summary)
+    plot_boxes(rows, labels, outdir / "bounded_slowdown.png", title=describe_windows(selected, split, length))
+    write_run_info(outdir, options, the_plan.span, {"evaluation": {
+        "nb_windows": nb_windows, "window_length": length, "test_fraction": test_fraction, "split": split,
+        "windows": [vars(w) for w in the_plan.windows], "policies": [vars(p) for p in policies],
+        "trained": {"agent": train, "episodes": train_episodes, "inmodel": inmodel, "outmodel": outmodel}
+        if train else None}})
+    return EvaluationResult(plan=the_plan, policies=policies, rows=rows, summary=summary, training=training,
+                            outdir=outdir)
