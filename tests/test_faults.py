@@ -93,6 +93,7 @@ def test_ctrl_c_saves_the_model_and_marks_the_run_interrupted(tmp_path):
 
     assert load_checkpoint(out / "model.pt")["manifest"]["extra"]["episodes"] == done
     assert len((out / "episodes.csv").read_text().splitlines()) == done + 1
+    assert len(json.loads((out / "probs.json").read_text())["mean_per_episode"]) == done
     assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")] == []
 
 

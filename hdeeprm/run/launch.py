@@ -11,7 +11,9 @@ import json
 import logging
 import math
 import platform as _platform
+import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +226,29 @@ def seeded_torch(seed: int) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Defer Ctrl-C (SIGINT) to the end of the block.
+
+    The agent's update of an episode and the record of that episode (metrics, logs,
+    preferences) are thus never split by an interrupt.
+
+    Outside the main thread, or when the application handles SIGINT itself, nothing is deferred.
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def _seed_torch(seed: int) -> None:
     """Seed torch's generator when torch is loaded (agents that use it draw from it)."""
     if "torch" in sys.modules:
@@ -311,31 +336,34 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
             episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
                                          reward=reward, progress=bar,
                                          model=make_contention_model(options.contention))
-            probs = getattr(agent, "probs", None)
-            if probs:
-                mean_probs.append([round(float(p), 6) for p in np.mean(np.asarray(probs, dtype=np.float64), axis=0)])
-                if last:
-                    last_probs = [[round(float(p), 6) for p in row] for row in probs]
-            try:
-                loss = agent.end_episode()
-            except HDeepRMError:
-                raise
-            except Exception as exc:   # the user's code: say which file and method, keep its frames
-                raise agent_failed(agent, "end_episode", exc) from exc
-            metrics = episode.write_outputs(outdir) if last else episode.metrics()
-            metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
-                       "loss": loss if loss is not None else ""}
-            result.metrics.append(metrics)
-            log.info("episode %d: makespan %.6g s, mean bounded slowdown %.6g, reward %s, loss %s", run,
-                     metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"], metrics["loss"])
-            logs["rewards"].write(f"{total!r}\n")
-            if loss is not None:
-                if not math.isfinite(float(loss)) and not warned_loss:
-                    log.warning("episode %d: the training loss is %s (the agent diverged: try a lower lr); "
-                                "written to losses.log as is", run, float(loss))
-                    warned_loss = True
-                logs["losses"].write(f"{float(loss)!r}\n")
-            logs["makespans"].write(f"{float(metrics['makespan'])!r}\n")
+            with _uninterrupted():   # an episode's update and its record stay together
+                probs = getattr(agent, "probs", None)
+                if probs:
+                    mean = np.mean(np.asarray(probs, dtype=np.float64), axis=0)
+                    mean_probs.append([round(float(p), 6) for p in mean])
+                    if last:
+                        last_probs = [[round(float(p), 6) for p in row] for row in probs]
+                try:
+                    loss = agent.end_episode()
+                except HDeepRMError:
+                    raise
+                except Exception as exc:   # the user's code: say which file and method, keep its frames
+                    raise agent_failed(agent, "end_episode", exc) from exc
+                metrics = episode.write_outputs(outdir) if last else episode.metrics()
+                metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
+                           "loss": loss if loss is not None else ""}
+                result.metrics.append(metrics)
+                log.info("episode %d: makespan %.6g s, mean bounded slowdown %.6g, reward %s, loss %s", run,
+                         metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"],
+                         metrics["loss"])
+                logs["rewards"].write(f"{total!r}\n")
+                if loss is not None:
+                    if not math.isfinite(float(loss)) and not warned_loss:
+                        log.warning("episode %d: the training loss is %s (the agent diverged: try a lower lr); "
+                                    "written to losses.log as is", run, float(loss))
+                        warned_loss = True
+                    logs["losses"].write(f"{float(loss)!r}\n")
+                logs["makespans"].write(f"{float(metrics['makespan'])!r}\n")
             if outmodel and checkpoint_every and not last and (run + 1) % checkpoint_every == 0:
                 agent.save_checkpoint(outmodel)
     except KeyboardInterrupt:
