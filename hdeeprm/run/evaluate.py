@@ -34,8 +34,9 @@ aggregated by :mod:`hdeeprm.outputs.evaluation`.
 """
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
@@ -123,8 +124,7 @@ def parse_policies(spec: str, default_strategy: str = DEFAULT_START_STRATEGY) ->
         for what, path in (("agent file", agent["agent"]), ("model file", agent["model"])):
             if path is not None and not Path(path).is_file():
                 raise OptionsError(f"policy '{spec}': {what} not found ({path})")
-        label = agent["agent"] + (f":{agent['model']}" if agent["model"] else "")
-        label += "" if strategy == DEFAULT_START_STRATEGY else f"+{strategy}"
+        label = _label(agent["agent"] + (f":{agent['model']}" if agent["model"] else ""), strategy)
         return [Policy(label=label, strategy=strategy, agent=agent["agent"], model=agent["model"])]
     pairs, plus, strategies = spec.strip().partition("+")
     jobs_text, dash, cores_text = pairs.partition("-")
@@ -140,9 +140,13 @@ def parse_policies(spec: str, default_strategy: str = DEFAULT_START_STRATEGY) ->
         except OptionsError as exc:
             raise OptionsError(f"policy '{spec}': {exc}") from None
         _check_strategy(strategy, spec)
-        label = f"{job}-{core}" + ("" if strategy == DEFAULT_START_STRATEGY else f"+{strategy}")
-        out.append(Policy(label=label, strategy=strategy, job=job, core=core))
+        out.append(Policy(label=_label(f"{job}-{core}", strategy), strategy=strategy, job=job, core=core))
     return out
+
+
+def _label(name: str, strategy: str) -> str:
+    """``name``, with ``+strategy`` when the strategy is not the default."""
+    return name if strategy == DEFAULT_START_STRATEGY else f"{name}+{strategy}"
 
 
 def _check_strategy(name: str, spec: str) -> None:
@@ -393,19 +397,16 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
 
         bar = tqdm(total=len(tasks), unit="run", desc="hdeeprm-evaluate", leave=False)
     try:
-        if jobs == 1:
-            runner = WindowRunner(options)
+        with contextlib.ExitStack() as stack:
+            if jobs == 1:
+                runner = WindowRunner(options)
+                results: Iterator[dict] = (runner.run(*task) for task in tasks)
+            else:   # spawn: workers start clean (no copy of a parent's torch threads or caches)
+                pool = stack.enter_context(ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
+                                                               initializer=_init_worker, initargs=(options,)))
+                results = pool.map(_run_task, tasks)
             rows = []
-            for task in tasks:
-                rows.append(runner.run(*task))
-                if bar is not None:
-                    bar.update()
-            return rows
-        # spawn: workers start clean (no copy of a parent's torch threads or caches).
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init_worker,
-                                 initargs=(options,)) as pool:
-            rows = []
-            for row in pool.map(_run_task, tasks):
+            for row in results:
                 rows.append(row)
                 if bar is not None:
                     bar.update()
