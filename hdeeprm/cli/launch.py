@@ -74,6 +74,10 @@ def _run(args: argparse.Namespace) -> int:
                     "mean_turnaround_time", "mean_slowdown", "mean_bounded_slowdown", "utilization", "energy"):
             value = m[key]
             print(f"  {key:24s} {value:.6g}" if isinstance(value, float) else f"  {key:24s} {value}")
+        for key in ("jct_mean", "jct_median", "jct_p95", "jct_p99", "queueing_delay_mean", "gpu_allocation_rate",
+                    "gpu_fragmentation_ratio", "gpu_occupancy"):
+            if key in m:   # a GPU run
+                print(f"  {key:24s} {m[key]:.6g}")
     return 0
 
 

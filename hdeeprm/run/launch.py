@@ -97,6 +97,12 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     """
     if not isinstance(options, Options):
         options = load_options(options)
+    if options.gpu is not None:   # a timed GPU replay (hdeeprm.run.gpu_launch)
+        from hdeeprm.run.gpu_launch import launch_gpu
+
+        return launch_gpu(options, outdir=outdir, quiet=quiet, unsupported={
+            "-a agent": agent_path, "-cw": custom_workload, "-im": inmodel, "-om": outmodel,
+            "-nr > 1": nb_runs != 1, "--simulator batsim": simulator != "embedded"})
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")
