@@ -50,6 +50,9 @@ class GpuJobs:
         gpu_memory_mib: GPU memory needed on each GPU in MiB, int64 (J,) (0: any).
         gpu_spec: Allowed GPU model names of each job (empty: any).
         name: Workload name.
+        clock: Seconds since a Monday 00:00 at submission time 0 (hour-of-day and weekday statistics): from the
+            timestamp for Philly; the raw ``creation_time`` of the first pod for openb lists (their clock's origin is
+            not published; the synthetic generator's is a Monday 00:00).
         source: The file read ("" when built in code).
         report: Counts: ``rows`` read, ``jobs`` kept and ``skipped`` rows by reason.
     """
@@ -64,6 +67,7 @@ class GpuJobs:
     gpu_memory_mib: np.ndarray
     gpu_spec: tuple[tuple[str, ...], ...]
     name: str = GPU_WORKLOAD_NAME
+    clock: float = 0.0
     source: str = ""
     report: dict = field(default_factory=dict)
 
@@ -96,7 +100,8 @@ class GpuJobs:
         return GpuJobs(ids=self.ids[part], submit=self.submit[part] - origin, duration=self.duration[part],
                        num_gpu=self.num_gpu[part], gpu_milli=self.gpu_milli[part], cpu_milli=self.cpu_milli[part],
                        memory_mib=self.memory_mib[part], gpu_memory_mib=self.gpu_memory_mib[part],
-                       gpu_spec=self.gpu_spec[part], name=self.name, source=self.source, report=report)
+                       gpu_spec=self.gpu_spec[part], name=self.name, clock=self.clock + origin, source=self.source,
+                       report=report)
 
 
 def gpu_jobs(rows: list[tuple], *, source: str = "") -> GpuJobs:
@@ -129,13 +134,13 @@ def gpu_jobs(rows: list[tuple], *, source: str = "") -> GpuJobs:
                    report={"rows": len(rows), "jobs": len(rows), "skipped": {}})
 
 
-def _sorted(ids, submit, duration, num_gpu, gpu_milli, cpu, memory, spec, source, report) -> GpuJobs:
+def _sorted(ids, submit, duration, num_gpu, gpu_milli, cpu, memory, spec, source, report, clock=None) -> GpuJobs:
     order = np.argsort(submit, kind="stable")
     origin = float(submit[order[0]]) if len(order) else 0.0
     return GpuJobs(ids=tuple(ids[i] for i in order), submit=submit[order] - origin, duration=duration[order],
                    num_gpu=num_gpu[order], gpu_milli=gpu_milli[order], cpu_milli=cpu[order], memory_mib=memory[order],
                    gpu_memory_mib=np.zeros(len(order), dtype=np.int64), gpu_spec=tuple(spec[i] for i in order),
-                   source=source, report=report)
+                   clock=origin if clock is None else clock, source=source, report=report)
 
 
 def from_philly(jobs: PhillyJobs) -> GpuJobs:
@@ -147,8 +152,11 @@ def from_philly(jobs: PhillyJobs) -> GpuJobs:
     n = len(jobs)
     zeros = np.zeros(n, dtype=np.int64)
     report = {"rows": jobs.nb_rows, "jobs": n, "skipped": dict(jobs.skipped)}
+    start = jobs.start
+    clock = start.weekday() * 86400.0 + start.hour * 3600.0 + start.minute * 60.0 + start.second
     return _sorted(tuple(str(i) for i in range(n)), jobs.submit, jobs.duration, jobs.num_gpus.copy(),
-                   np.full(n, MILLI, dtype=np.int64), zeros, zeros.copy(), ((),) * n, jobs.source, report)
+                   np.full(n, MILLI, dtype=np.int64), zeros, zeros.copy(), ((),) * n, jobs.source, report,
+                   clock + float(jobs.submit.min(initial=0.0)))
 
 
 def from_openb(pods: OpenbPods) -> GpuJobs:
