@@ -15,7 +15,8 @@ slowdown and energy span:
 
 Files: ``out_jobs.csv`` (Batsim's columns; ``allocated_resources`` the nodes, numbered in the
 cluster's order, then ``allocated_gpus``: global GPU ids, node-major, and ``gpu_milli``: the share of
-each), ``out_gpu_timeline.csv`` (one row per instant), ``out_metrics.json`` and two plots:
+each), ``out_schedule.csv`` (Batsim's totals with the GPUs as the machines, see
+:func:`gpu_schedule_totals`), ``out_gpu_timeline.csv`` (one row per instant), ``out_metrics.json`` and two plots:
 ``jct_cdf.png`` and ``gpu_timeline.png``.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.outputs.batsim_csv import JOBS_HEADER, interval_set
+from hdeeprm.outputs.batsim_csv import BATSIM_FORMAT_VERSION, JOBS_HEADER, SCHEDULE_COLUMNS, interval_set
 from hdeeprm.outputs.metrics import bounded_slowdown, slowdown
 from hdeeprm.simulation.gpu_engine import GpuRunResult
 
@@ -114,6 +115,35 @@ def write_gpu_jobs_csv(path: str | Path, result: GpuRunResult) -> None:
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def gpu_schedule_totals(result: GpuRunResult) -> dict[str, object]:
+    """Batsim's ``out_schedule.csv`` totals (:func:`~hdeeprm.outputs.batsim_csv.schedule_totals`) for a GPU run.
+
+    The machines are the GPUs: ``nb_computing_machines`` = GPUs, ``time_computing`` = Σ over jobs of GPUs held x
+    execution time, ``time_idle`` = Σ over GPUs that ran a job of (end of its last job - its busy time, shared
+    jobs counted once each); no switching or sleeping. ``consumed_joules`` is the GPU energy.
+    """
+    m = gpu_summary(result)
+    ran = np.flatnonzero(~result.rejected)
+    nb_gpus = result.cluster.nb_gpus
+    busy = np.zeros(nb_gpus)
+    last_end = np.full(nb_gpus, -np.inf)
+    computing = 0.0
+    for job in ran:
+        gpus = result.gpu_ids(int(job))
+        run = float(result.finish[job] - result.start[job])
+        busy[gpus] += run
+        last_end[gpus] = np.maximum(last_end[gpus], result.finish[job])
+        computing += run * len(gpus)
+    used = np.isfinite(last_end)
+    n = m["nb_jobs"]
+    values = [BATSIM_FORMAT_VERSION, m["energy"], m["makespan"], m["max_slowdown"], m["max_turnaround_time"],
+              m["max_waiting_time"], m["mean_slowdown"], m["mean_turnaround_time"], m["mean_waiting_time"], nb_gpus, 0,
+              n, m["nb_completed"], 0, m["nb_rejected"], m["nb_completed"], 0, result.scheduling_time,
+              result.simulation_time, m["nb_completed"] / n if n else 0.0, computing,
+              float((last_end[used] - busy[used]).sum()), 0.0, 0.0, 0.0, 0.0]
+    return dict(zip(SCHEDULE_COLUMNS, values))
+
+
 def write_gpu_timeline_csv(path: str | Path, result: GpuRunResult) -> None:
     """Write ``out_gpu_timeline.csv``: the state after every instant (:data:`TIMELINE_COLUMNS`)."""
     lines = [",".join(TIMELINE_COLUMNS)]
@@ -177,6 +207,9 @@ def write_gpu_outputs(outdir: str | Path, result: GpuRunResult, *, plots: bool =
     summary = gpu_summary(result)
     write_gpu_jobs_csv(outdir / "out_jobs.csv", result)
     write_gpu_timeline_csv(outdir / "out_gpu_timeline.csv", result)
+    totals = gpu_schedule_totals(result)
+    cells = [v if isinstance(v, str) else (str(v) if isinstance(v, int) else f"{v:f}") for v in totals.values()]
+    (outdir / "out_schedule.csv").write_text(",".join(totals) + "\n" + ",".join(cells) + "\n", encoding="utf-8")
     reasons: dict[str, int] = {}
     for reason in result.reasons.values():
         reasons[reason] = reasons.get(reason, 0) + 1

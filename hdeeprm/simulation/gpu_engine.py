@@ -31,6 +31,7 @@ the reference type unless the run names another; the result lists the substituti
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -105,6 +106,8 @@ class GpuRunResult:
         energy: GPU joules from the first submission to the last completion.
         stand_ins: GPU types without rates or power -> the type used instead.
         gpu_offset: Global id of each node's first GPU, int64 (N,).
+        scheduling_time: Wall-clock seconds spent in the manager's decisions.
+        simulation_time: Wall-clock seconds of the whole replay.
     """
 
     cluster: GpuCluster
@@ -127,6 +130,8 @@ class GpuRunResult:
     energy: float
     stand_ins: dict[str, str] = field(default_factory=dict)
     gpu_offset: np.ndarray | None = None
+    scheduling_time: float = 0.0
+    simulation_time: float = 0.0
 
     def gpu_ids(self, job: int) -> list[int]:
         """Global ids of the GPUs job ``job`` held (node-major numbering)."""
@@ -187,6 +192,7 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
     for name in ("share_slowdown", "spread_slowdown"):
         if not getattr(config, name) >= 1.0:
             raise OptionsError(f"gpu {name} must be a run-time factor >= 1, got {getattr(config, name)!r}")
+    wall = time.perf_counter()
     slowness, idle, tdp, stand_ins = type_factors(cluster, config)
     n = len(jobs)
     rng = np.random.default_rng(config.seed)
@@ -212,6 +218,7 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
     nxt = 0
     now = float(jobs.submit[0]) if n else 0.0
     spent = 0.0        # joules at the last completion
+    deciding = 0.0     # wall-clock seconds in decisions
     while nxt < n or running:
         t = min(float(jobs.submit[nxt]) if nxt < n else np.inf, running[0][0] if running else np.inf)
         energy += (idle_power + dynamic) * (t - now)
@@ -230,7 +237,10 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
                 busy[p.node, p.gpus] -= 1
             order.append(job)
             spent = energy
-        for job, placed in manager.schedule():
+        tic = time.perf_counter()
+        decided = manager.schedule()
+        deciding += time.perf_counter() - tic
+        for job, placed in decided:
             nodes = {p.node for p in placed}
             factor = float(max(slowness[model[p.node]] for p in placed))
             if jobs.gpu_milli[job] < MILLI and jobs.num_gpu[job]:
@@ -259,4 +269,4 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
                         completion_order=order, times=table[:, 0], allocated=table[:, 1].astype(np.int64),
                         busy_gpus=table[:, 2].astype(np.int64), fragmented=table[:, 3], power=table[:, 4],
                         queued=table[:, 5].astype(np.int64), energy=float(spent), stand_ins=stand_ins,
-                        gpu_offset=offset)
+                        gpu_offset=offset, scheduling_time=deciding, simulation_time=time.perf_counter() - wall)

@@ -45,7 +45,7 @@ def test_gpu_launch_writes_batsim_style_outputs(tmp_path, capsys):
     assert metrics["jct_median"] == pytest.approx((100 + 140) / 2)
     # 8 A100 40GB: idle 55 W, TDP 400 W; 8 busy GPUs for 100 s, then 1 for 50 s
     assert metrics["gpu_energy"] == pytest.approx(8 * 400 * 100 + (400 + 7 * 55) * 50)
-    for name in ("episodes.csv", "makespans.log", "run.json", "out_gpu_timeline.csv", "jct_cdf.png",
+    for name in ("episodes.csv", "makespans.log", "run.json", "out_gpu_timeline.csv", "out_schedule.csv", "jct_cdf.png",
                  "gpu_timeline.png"):
         assert (out / name).is_file()
     assert main([str(options), "-o", str(tmp_path / "out2")]) == 0
