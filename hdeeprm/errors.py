@@ -47,7 +47,17 @@ class OptionsError(InputError):
 
 
 class AgentError(HDeepRMError):
-    """A user agent file cannot be loaded or an agent misbehaves (e.g. an out-of-range action)."""
+    """A user agent file cannot be loaded or an agent misbehaves (e.g. an out-of-range action).
+
+    Args:
+        message: What failed, e.g. "agent.py:12: MyAgent.decide() raised ValueError: boom".
+        user_traceback: The frames of the user's code that raised (formatted as Python
+            prints them, "" when none): front ends print them after the message.
+    """
+
+    def __init__(self, message: str, user_traceback: str = "") -> None:
+        self.user_traceback = user_traceback
+        super().__init__(message)
 
 
 class ProtocolError(HDeepRMError):

@@ -20,18 +20,22 @@ holding a dict of plain types and tensors only, so it loads with
     }
 
 The file is first written to a temporary file in the same folder, then moved
-into place with :func:`os.replace`, so an interrupted save never leaves a
-truncated checkpoint behind.
+into place with :func:`os.replace` (:func:`hdeeprm.outputs.files.atomic_write`), so
+an interrupted save never leaves a truncated checkpoint behind; the file's mode
+follows the umask, and the temporary files of killed saves are removed by the next.
 """
 from __future__ import annotations
 
 import os
 import tempfile
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from hdeeprm import __version__
-from hdeeprm.errors import AgentError
+from hdeeprm.errors import AgentError, OptionsError
+from hdeeprm.outputs.files import atomic_write
 
 #: Identifies HDeepRM checkpoint files.
 FORMAT = "hdeeprm-checkpoint"
@@ -42,7 +46,7 @@ FORMAT_VERSION = 1
 def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict | None, *,
                     agent_class: str, observation_size: int, action_size: int,
                     extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write a checkpoint atomically (temporary file + :func:`os.replace`).
+    """Write a checkpoint atomically (see :func:`hdeeprm.outputs.files.atomic_write`).
 
     Args:
         path: Destination file (its folder is created if needed).
@@ -65,16 +69,38 @@ def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict |
                 "observation_size": int(observation_size), "action_size": int(action_size),
                 "extra": dict(extra or {})}
     payload = {"manifest": manifest, "model_state_dict": model_state, "optimizer_state_dict": optimizer_state}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path, binary=True) as f:
+        torch.save(payload, f)
     return manifest
+
+
+def check_writable(path: str | Path) -> None:
+    """Check, before a long training, that a checkpoint can be saved at ``path`` (``-om``).
+
+    Creates the missing folders, as :func:`save_checkpoint` would, and a temporary file
+    beside ``path`` (removed at once).
+
+    Raises:
+        OptionsError: ``"-om PATH: cannot write the checkpoint there (why)"``: ``path`` is a
+            directory, or its folder cannot be created or written.
+    """
+    path = Path(path)
+
+    def refuse(why: str) -> OptionsError:
+        return OptionsError(f"-om {path}: cannot write the checkpoint there ({why})")
+
+    if path.is_dir():
+        raise refuse("it is a directory")
+    folder = next(f for f in (path.parent, *path.parent.parents) if f.exists() or f == f.parent)
+    if folder.exists() and not folder.is_dir():
+        raise refuse(f"{folder} is not a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise refuse(exc.strerror or type(exc).__name__) from None
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -85,22 +111,40 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         ``optimizer_state_dict``).
 
     Raises:
-        AgentError: missing or unreadable file, not an HDeepRM checkpoint, or a newer format.
+        AgentError: missing file, or one line ``"not an HDeepRM checkpoint (path): why"``
+            (a directory, an empty, truncated, corrupt or foreign file), or a newer format.
     """
     import torch
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise AgentError(f"checkpoint not found ({path})")
+
+    def refuse(why: str) -> AgentError:
+        return AgentError(f"not an HDeepRM checkpoint ({path}): {why}")
+
+    if path.is_dir():
+        raise refuse("it is a directory")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        size = path.stat().st_size
+        is_zip = zipfile.is_zipfile(path)   # torch.save writes a zip archive (PyTorch >= 1.6)
+    except OSError as exc:
+        raise refuse(f"cannot read it ({exc.strerror})") from None
+    if size == 0:
+        raise refuse("the file is empty")
+    if not is_zip:
+        raise refuse("not an archive written by torch.save (truncated, or another kind of file)")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise AgentError(f"cannot read checkpoint: not a file written by torch.save ({type(exc).__name__}: "
-                         f"{first}) ({path})") from None
+        first = str(exc).strip().splitlines()[0].split(". ")[0] if str(exc).strip() else ""
+        raise refuse(f"torch.load cannot read it, corrupt or holding more than tensors and plain data "
+                     f"({type(exc).__name__}: {first})") from None
     manifest = data.get("manifest") if isinstance(data, dict) else None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise AgentError(f"not an HDeepRM checkpoint (no '{FORMAT}' manifest) ({path})")
+        raise refuse(f"no '{FORMAT}' manifest (a torch.save file of something else)")
     if manifest.get("format_version", 0) > FORMAT_VERSION:
         raise AgentError(f"checkpoint format_version must be <= {FORMAT_VERSION}, got "
                          f"{manifest.get('format_version')} (written by HDeepRM "

@@ -1,10 +1,31 @@
 """HDeepRM's console scripts, one module each; :func:`guarded` turns errors into exit codes."""
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 
-from hdeeprm.errors import HDeepRMError, InputError
+from hdeeprm.errors import AgentError, HDeepRMError, InputError
+
+#: Exit code of bad input (an :class:`~hdeeprm.errors.InputError`, an unreadable file), as argparse's.
+EXIT_BAD_INPUT = 2
+#: Exit code of an :class:`~hdeeprm.errors.AgentError`: the user's agent file cannot be loaded,
+#: or the agent raised or returned something that is not an action.
+EXIT_AGENT = 3
+#: Exit code of an interrupted command (128 + SIGINT, as shells report Ctrl-C).
+EXIT_INTERRUPTED = 130
+
+
+class _StderrHandler(logging.Handler):
+    """Prints the ``hdeeprm`` logger's records as ``prog: warning: message`` on the current stderr."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(logging.WARNING)
+        self.prog = prog
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Print one record (``sys.stderr`` is looked up now, so redirections are followed)."""
+        print(f"{self.prog}: {record.levelname.lower()}: {record.getMessage()}", file=sys.stderr)
 
 
 def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 2) -> int:
@@ -18,21 +39,40 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         failure_code: Exit code of an :class:`HDeepRMError` that is not bad input
             (e.g. a simulation or protocol failure); bad input always gives 2.
 
+    While ``action`` runs, the warnings of the ``hdeeprm`` logger (an interrupted run's
+    saved model, an empty selection, ...) are printed on stderr as ``prog: warning: ...``.
+
     Returns:
-        The exit code: ``action``'s, 2 for bad input (an :class:`InputError` or an
-        unreadable file), ``failure_code`` for other HDeepRM errors, 130 when interrupted.
+        The exit code: ``action``'s, :data:`EXIT_BAD_INPUT` (2) for bad input (an
+        :class:`InputError` or an unreadable file), :data:`EXIT_AGENT` (3) for an
+        :class:`AgentError` (its message first, then the agent's own frames when it raised),
+        ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted.
     """
+    logger = logging.getLogger("hdeeprm")
+    handler, propagate = _StderrHandler(prog), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
     try:
         return action() or 0
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except AgentError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        if exc.user_traceback:
+            print(exc.user_traceback, end="", file=sys.stderr)
+        return EXIT_AGENT
     except HDeepRMError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return failure_code
     except OSError as exc:
-        print(f"{prog}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
-        return 2
+        what = exc.strerror or str(exc) or type(exc).__name__
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"{prog}: error: {what}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from hdeeprm.cli import guarded
+from hdeeprm.cli.launch import OPTIONS_HELP
 
 PROG = "hdeeprm-check"
 
@@ -24,7 +25,7 @@ def _check(args: argparse.Namespace) -> int:
     from hdeeprm.workload.convert import format_report
 
     options = load_options(args.options)
-    hierarchy = build_platform(options)
+    hierarchy = build_platform(options, args.library)
     workload = build_workload(options, hierarchy, args.custom_workload)
     failed = 0
     for name, problems in run_checks(hierarchy, workload).items():
@@ -48,9 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 when every check passes, 1 when some fail, 2 on unreadable input or a usage
         error (message on stderr, no traceback).
     """
-    parser = argparse.ArgumentParser(prog=PROG, description="Validate platform, workload and options.")
+    parser = argparse.ArgumentParser(prog=PROG, description="Validate platform, workload and options.",
+                                     epilog=OPTIONS_HELP + " Exit codes: 0 every check passes, 1 a check "
+                                            "fails, 2 bad input, 130 interrupted.")
     parser.add_argument("options", help="options file of hdeeprm-launch")
     parser.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace")
+    parser.add_argument("--library", action="append", default=[], metavar="types.json",
+                        help="extra type library JSON for the platform (repeatable), as hdeeprm-launch --library")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

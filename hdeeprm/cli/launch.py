@@ -3,8 +3,10 @@
 Usage (the original HDeepRM's form and flags)::
 
     hdeeprm-launch [agent.py] options.json [-a agent.py] [-cw workload.json]
-                   [-im in.pt] [-om out.pt] [-nr N] [-o OUTDIR] [--quiet]
-                   [--simulator embedded|batsim] [--batsim PATH]
+                   [-im in.pt] [-om out.pt] [--checkpoint-every N] [-nr N] [-o OUTDIR]
+                   [--library types.json ...] [--quiet] [--simulator embedded|batsim] [--batsim PATH]
+
+Exit codes: 0 done, 2 bad input, 3 the agent failed (see :mod:`hdeeprm.cli`), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -12,28 +14,69 @@ import argparse
 import sys
 
 from hdeeprm.cli import guarded
+from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU
 
 DEFAULT_OUTDIR = "hdeeprm-run"
+#: Where the help sends users for the options file.
+OPTIONS_HELP = ("The options file is JSON: its keys, defaults and units are documented in the README's "
+                "'Options file' section and in hdeeprm.config.options.Options (unknown keys are rejected with "
+                "the closest valid name); ready-made ones are in the repository's examples/ folder "
+                "(examples/quickstart.json, examples/learning/learning.json).")
+EPILOG = OPTIONS_HELP + " Exit codes: 0 done, 2 bad input, 3 the agent failed, 130 interrupted."
+#: The summary printed after a run: metric key of :mod:`hdeeprm.outputs.metrics` and its unit.
+SUMMARY: tuple[tuple[str, str], ...] = (
+    ("nb_jobs", "jobs"), ("nb_completed", "jobs"), ("nb_killed", "jobs"), ("nb_rejected", "jobs"),
+    ("makespan", "s"), ("mean_waiting_time", "s"), ("mean_turnaround_time", "s"),
+    ("mean_slowdown", "(turnaround / run time)"), ("mean_bounded_slowdown", f"(tau = {BOUNDED_SLOWDOWN_TAU:g} s)"),
+    ("utilization", "(busy core time / available, 0-1)"), ("energy", "J"))
+#: Metrics a GPU run (an options file with a ``gpu`` block) prints after :data:`SUMMARY`, with their units.
+GPU_SUMMARY: tuple[tuple[str, str], ...] = (
+    ("jct_mean", "s"), ("jct_median", "s"), ("jct_p95", "s"), ("jct_p99", "s"), ("queueing_delay_mean", "s"),
+    ("gpu_allocation_rate", "(allocated GPU share / GPUs, 0-1)"),
+    ("gpu_fragmentation_ratio", "(ATC'23 fragmented share / GPUs, 0-1)"), ("gpu_occupancy", "(busy GPUs / GPUs, 0-1)"))
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hdeeprm-launch``."""
     p = argparse.ArgumentParser(
-        prog="hdeeprm-launch",
+        prog="hdeeprm-launch", epilog=EPILOG,
         description="Simulate a workload on a heterogeneous platform with a classic policy pair or a "
                     "learning agent; writes Batsim-format outputs and metrics to OUTDIR.")
-    p.add_argument("files", nargs="+", metavar="[agent.py] options.json",
-                   help="the options file, optionally preceded by the agent file")
-    p.add_argument("-a", "--agent", help="agent file: its first class subclassing hdeeprm.agents.base.Agent decides")
-    p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload to use instead of the options' trace")
-    p.add_argument("-im", "--inmodel", help="checkpoint to load the learning agent from")
-    p.add_argument("-om", "--outmodel", help="checkpoint to save the learning agent to (written atomically)")
-    p.add_argument("-nr", "--nb-runs", type=int, default=1, help="episodes to run in this process (default 1)")
-    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR,
-                   help=f"output folder (default ./{DEFAULT_OUTDIR})")
+    p.add_argument("agent_file", nargs="?", metavar="agent.py", help="the agent file (as -a)")
+    p.add_argument("options", metavar="options.json", help="the options file (JSON), exactly one")
+    p.add_argument("-a", "--agent", metavar="agent.py",
+                   help="agent file: its first class subclassing hdeeprm.agents.base.Agent decides")
+    p.add_argument("-cw", "--custom-workload", metavar="workload.json",
+                   help="Batsim JSON workload to use instead of the options' trace")
+    p.add_argument("-im", "--inmodel", metavar="in.pt", help="checkpoint to load the learning agent from")
+    p.add_argument("-om", "--outmodel", metavar="out.pt",
+                   help="checkpoint to save the learning agent to (written atomically at the end, on Ctrl-C and "
+                        "with --checkpoint-every; e.g. OUTDIR/model.pt)")
+    p.add_argument("--checkpoint-every", type=_positive_int, metavar="N",
+                   help="also save -om every N episodes")
+    p.add_argument("-nr", "--nb-runs", type=int, default=1, metavar="N",
+                   help="episodes to run in this process (default 1)")
+    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, metavar="OUTDIR",
+                   help=f"output folder (default ./{DEFAULT_OUTDIR}); the outputs of a previous run in it are "
+                        "removed first")
+    p.add_argument("--library", action="append", default=[], metavar="types.json",
+                   help="extra type library JSON for the platform (repeatable; later files override earlier "
+                        "ones), as hdeeprm-platform --library")
     p.add_argument("--simulator", choices=("embedded", "batsim"), default="embedded",
                    help="embedded engine (default) or a real Batsim binary through PyBatsim")
-    p.add_argument("--batsim", default="batsim", help="path of the batsim binary (with --simulator batsim)")
+    p.add_argument("--batsim", default="batsim", metavar="PATH",
+                   help="path of the batsim binary (with --simulator batsim)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     return p
 
@@ -42,21 +85,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse the command line; the agent may come first or with ``-a``."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if len(args.files) > 2:
-        parser.error("expected [agent.py] options.json")
-    if len(args.files) == 2:
+    if args.agent_file is not None:
+        if args.agent_file.lower().endswith(".json"):
+            parser.error(f"expected [agent.py] options.json (one options file), got two JSON files: "
+                         f"{args.agent_file} {args.options}")
         if args.agent:
             parser.error("the agent file is given twice (positional and -a)")
-        args.agent, args.options = args.files
-    else:
-        args.options = args.files[0]
+        args.agent = args.agent_file
     if args.nb_runs < 1:
         parser.error(f"-nr must be >= 1, got {args.nb_runs}")
+    if args.checkpoint_every is not None and not args.outmodel:
+        parser.error("--checkpoint-every needs -om out.pt")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 3 agent failure, 130 interrupted)."""
     args = parse_args(argv)
     return guarded("hdeeprm-launch", lambda: _run(args))
 
@@ -66,19 +110,31 @@ def _run(args: argparse.Namespace) -> int:
 
     result = launch(args.options, agent_path=args.agent, custom_workload=args.custom_workload,
                     inmodel=args.inmodel, outmodel=args.outmodel, nb_runs=args.nb_runs,
-                    outdir=args.outdir, quiet=args.quiet, simulator=args.simulator, batsim=args.batsim)
+                    outdir=args.outdir, quiet=args.quiet, simulator=args.simulator, batsim=args.batsim,
+                    checkpoint_every=args.checkpoint_every, libraries=args.library)
     if not args.quiet:
-        m = result.metrics[-1]
         print(f"outputs in {result.outdir}")
-        for key in ("nb_jobs", "nb_completed", "nb_killed", "nb_rejected", "makespan", "mean_waiting_time",
-                    "mean_turnaround_time", "mean_slowdown", "mean_bounded_slowdown", "utilization", "energy"):
-            value = m[key]
-            print(f"  {key:24s} {value:.6g}" if isinstance(value, float) else f"  {key:24s} {value}")
-        for key in ("jct_mean", "jct_median", "jct_p95", "jct_p99", "queueing_delay_mean", "gpu_allocation_rate",
-                    "gpu_fragmentation_ratio", "gpu_occupancy"):
-            if key in m:   # a GPU run
-                print(f"  {key:24s} {m[key]:.6g}")
+        print(format_summary(result.metrics[-1]))
     return 0
+
+
+def format_summary(metrics: dict) -> str:
+    """The summary printed after a run: one ``key  value unit`` line per metric of :data:`SUMMARY`.
+
+    A GPU run's metrics also get the lines of :data:`GPU_SUMMARY`.
+
+    Args:
+        metrics: An episode's metrics (:func:`hdeeprm.outputs.metrics.summarize`).
+
+    Returns:
+        The lines, indented by two blanks, no trailing line break.
+    """
+    lines = []
+    for key, unit in (*SUMMARY, *(item for item in GPU_SUMMARY if item[0] in metrics)):
+        value = metrics[key]
+        text = f"{value:.6g}" if isinstance(value, float) else f"{value}"
+        lines.append(f"  {key:24s} {text} {unit}".rstrip())
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

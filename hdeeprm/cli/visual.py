@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.cli import guarded
+from hdeeprm.errors import InputError
+
+PROG = "hdeeprm-visual"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hdeeprm-visual``."""
     from hdeeprm.outputs.visual import PLOTS
 
-    p = argparse.ArgumentParser(prog="hdeeprm-visual",
+    p = argparse.ArgumentParser(prog=PROG,
                                 description="Plot rewards, losses, action preferences, Gantt chart, utilization "
                                             "and queue size of an hdeeprm-launch output folder (PNG files).")
     p.add_argument("outdir", help="the hdeeprm-launch output folder")
@@ -30,22 +34,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
     args = build_parser().parse_args(argv)
-    from pathlib import Path
+    return guarded(PROG, lambda: _plot(args))
 
+
+def _plot(args: argparse.Namespace) -> int:
+    """Draw the plots of ``args.outdir`` and print the files written; 2 when there is nothing to plot."""
     from hdeeprm.outputs.visual import make_plots
 
     if not Path(args.outdir).is_dir():
-        print(f"hdeeprm-visual: error: output folder not found ({args.outdir})", file=sys.stderr)
-        return 2
-    try:
-        written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi)
-    except HDeepRMError as exc:
-        print(f"hdeeprm-visual: error: {exc}", file=sys.stderr)
-        return 2
+        raise InputError("output folder not found", path=args.outdir)
+    written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi)
     if not written:
-        print(f"hdeeprm-visual: nothing to plot in {args.outdir}", file=sys.stderr)
+        print(f"{PROG}: nothing to plot in {args.outdir}", file=sys.stderr)
         return 2
     for path in written:
         print(path)

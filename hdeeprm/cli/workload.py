@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -38,13 +39,13 @@ PROG = "hdeeprm-workload"
 
 
 def _bounded(cast: type, strict: bool, what: str):
-    """An argparse type: ``cast(text)`` that must be > 0 (``strict``) or >= 0."""
+    """An argparse type: ``cast(text)`` that must be finite and > 0 (``strict``) or >= 0."""
     def parse(text: str):
         try:
             value = cast(text)
         except ValueError:
             value = None
-        if value is None or not (value > 0 if strict else value >= 0):
+        if value is None or not (0 < value < math.inf if strict else 0 <= value < math.inf):
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return value
     return parse
@@ -52,7 +53,8 @@ def _bounded(cast: type, strict: bool, what: str):
 
 _positive_int = _bounded(int, True, "a positive integer")
 _non_negative_int = _bounded(int, False, "an integer >= 0")
-_positive_float = _bounded(float, True, "a positive number")
+_positive_float = _bounded(float, True, "a finite number > 0")
+_non_negative_float = _bounded(float, False, "a finite number >= 0")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         The parser, with the ``convert``, ``stats`` and ``generate`` subcommands.
     """
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Convert SWF traces to Batsim JSON workloads, show workload statistics, "
+                               "generate Lublin-Feitelson traces.",
+        epilog="Run 'hdeeprm-workload COMMAND --help' for a command's options. Exit codes: 0 done, 2 bad input, "
+               "130 interrupted.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     conv = sub.add_parser("convert", help="SWF trace -> Batsim JSON workload",
@@ -85,16 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="actual work: trace run time, or requested time x Tsafrir ratio")
     conv.add_argument("--profile-type", choices=PROFILE_TYPE_CHOICES,
                       default=DEFAULT_PROFILE_TYPE, help="Batsim profile type")
-    conv.add_argument("--default-mem", type=float, default=DEFAULT_MEM,
+    conv.add_argument("--default-mem", type=_non_negative_float, default=DEFAULT_MEM,
                       help="MB per core for jobs without memory data (0 = unconstrained)")
-    conv.add_argument("--mem-bw-choices", type=float, nargs="+",
+    conv.add_argument("--mem-bw-choices", type=_non_negative_float, nargs="+",
                       default=list(DEFAULT_MEM_BW_CHOICES), metavar="GBPS",
                       help="memory bandwidth values drawn per job, GB/s per core")
     conv.add_argument("--enforce-walltime", action=argparse.BooleanOptionalAction,
                       default=DEFAULT_ENFORCE_WALLTIME,
                       help="kill jobs that run longer than their requested time (SWF field 9); "
                            "default: no, as hdeeprm-launch and the original HDeepRM")
-    conv.add_argument("--seed", type=int, default=0, help="seed of the random draws (0)")
+    conv.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the random draws (0)")
     conv.add_argument("--name", default="w0", help="workload name (w0)")
     conv.add_argument("--report", help="also write the report here (.csv or .json); default "
                       "OUTPUT with the suffix .report.json")
@@ -112,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(hdeeprm.workload.generators.gpu)")
     gen.add_argument("--nb-jobs", type=_non_negative_int, required=True, help="number of jobs")
     gen.add_argument("--nb-cores", type=_positive_int, help="machine size (lublin: required)")
-    gen.add_argument("--seed", type=int, default=0, help="seed (0)")
+    gen.add_argument("--seed", type=_non_negative_int, default=0, help="seed (0)")
     gen.add_argument("--job-types", action="store_true",
                      help="lublin: batch and interactive job types instead of whole-sample parameters")
     from hdeeprm.workload.generators.gpu import GpuWorkloadModel

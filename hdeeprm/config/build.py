@@ -6,6 +6,10 @@ directory; every path comes resolved from the options.
 """
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Sequence
+
 from hdeeprm.agents.base import Agent, ClassicAgent, instantiate_agent, load_agent_class
 from hdeeprm.config.options import SWF_CONVERSION_OPTIONS, Options
 from hdeeprm.errors import OptionsError
@@ -13,9 +17,15 @@ from hdeeprm.platform import load_platform
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import Workload
 
+log = logging.getLogger(__name__)
 
-def build_platform(options: Options) -> ResourceHierarchy:
+
+def build_platform(options: Options, libraries: Sequence[str | os.PathLike] = ()) -> ResourceHierarchy:
     """Load the options' platform and check ``nb_resources`` against it.
+
+    Args:
+        options: The run's options (``platform_file_path``, ``nb_resources``).
+        libraries: Extra type library files (later ones override earlier ones and the shipped types).
 
     Raises:
         OptionsError: no platform given, or ``nb_resources`` differs from the platform's cores.
@@ -23,7 +33,7 @@ def build_platform(options: Options) -> ResourceHierarchy:
     """
     if not options.platform_file_path:
         raise OptionsError("platform_file_path is required", path=options.source)
-    hierarchy = load_platform(options.platform_file_path)
+    hierarchy = load_platform(options.platform_file_path, extra_libraries=list(libraries))
     if options.nb_resources is not None and options.nb_resources != hierarchy.nb_cores:
         raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.nb_cores} in "
                            f"{options.platform_file_path}), got {options.nb_resources}", path=options.source)
@@ -38,7 +48,8 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     speed, the options' seed, ``nb_jobs``, ``first_job``, ``actual_work``,
     ``profile_type``, ``default_mem``, ``enforce_walltime`` and ``mem_bw_choices``.
     A Batsim JSON workload is read as it is (its jobs carry their own ``mem``,
-    ``mem_bw`` and walltime), cut to ``nb_jobs``.
+    ``mem_bw`` and walltime), cut to ``nb_jobs``; a warning says when it has no jobs or
+    when its ``nb_res`` differs from the platform's cores (the platform wins).
 
     Raises:
         OptionsError: no workload given, or SWF conversion options (the ``workload``
@@ -51,13 +62,19 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     if not path:
         raise OptionsError("a workload is required: set workload_file_path or pass -cw workload.json",
                            path=options.source)
-    if path.endswith(".json"):
+    if path.lower().endswith(".json"):
         given = [name for name in SWF_CONVERSION_OPTIONS if name in options.given]
         if given:
             raise OptionsError(f"workload.{given[0]} only applies to SWF traces, but the workload {path} is "
                                f"a Batsim JSON workload whose jobs carry their own values: remove "
                                f"workload.{given[0]} from the options or use an SWF trace", path=options.source)
         workload = read_batsim_workload(path)
+        if not workload.jobs:
+            log.warning("no job to simulate: the workload %s has no jobs", path)
+        if workload.nb_res and workload.nb_res != hierarchy.nb_cores:
+            log.warning("the workload's nb_res (%d) differs from the platform's %d cores (%s): the platform's "
+                        "cores are simulated, jobs larger than the platform are rejected at submission",
+                        workload.nb_res, hierarchy.nb_cores, path)
         if options.nb_jobs is not None and options.nb_jobs < len(workload.jobs):
             workload = Workload(jobs=workload.jobs[:options.nb_jobs], name=workload.name,
                                 nb_res=workload.nb_res, reference_speed=workload.reference_speed,

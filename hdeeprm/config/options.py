@@ -47,6 +47,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import json.decoder
+import json.scanner
+import logging
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields
@@ -77,6 +81,8 @@ QUICKSTART_PLATFORM = REPOSITORY / "platforms" / "gaia_mini.json"
 QUICKSTART_WORKLOAD = REPOSITORY / "workloads" / "lublin_500_100.swf"
 #: Python logging levels accepted by ``pybatsim.log_level``.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: Largest seed: torch's generator takes a 64-bit unsigned seed (``torch.manual_seed``).
+MAX_SEED = 2 ** 64 - 1
 #: Agent types of the original schema (``pybatsim.agent.type``).
 AGENT_TYPES = ("CLASSIC", "LEARNING")
 
@@ -88,7 +94,7 @@ _SELECTION = {"type": "array", "minItems": 1, "items": {
 SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False,
     "properties": {
-        "seed": {"type": "integer", "minimum": 0},
+        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED},
         "nb_resources": {"type": "integer", "minimum": 1},
         "nb_jobs": {"type": "integer", "minimum": 1},
         "workload_file_path": {"type": "string"},
@@ -143,7 +149,7 @@ class Options:
     Attributes:
         workload_file_path: SWF trace or Batsim JSON workload, absolute path [none].
         platform_file_path: HDeepRM platform JSON, absolute path [none].
-        seed: Seed of everything random: workload conversion, random policies, torch [0].
+        seed: Seed of everything random: workload conversion, random policies, torch [0]; 0 to 2**64 - 1.
         nb_resources: Expected number of cores, checked against the platform [not checked].
         nb_jobs: Jobs taken from the workload [all].
         contention: Contention model, a name of
@@ -252,6 +258,69 @@ _INTS = {"seed", "nb_resources", "nb_jobs", "first_job", "hidden"}
 SWF_CONVERSION_OPTIONS: tuple[str, ...] = tuple(name for path, name in _KEY_PATHS.items()
                                                  if path[0] == "workload")
 _MISSING = object()
+log = logging.getLogger(__name__)
+#: JSON tokens that matter to find a key: strings, brackets, colons.
+_JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|[{}\[\]:]')
+
+
+def _key_line(text: str, start: int, end: int, key: str) -> int:
+    """1-based line of the second ``key`` among the keys of the JSON object ``text[start:end]``."""
+    depth, seen, previous = 0, 0, None
+    for match in _JSON_TOKEN.finditer(text, start, end):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+        elif token in "}]":
+            depth -= 1
+        elif token == ":" and depth == 0 and previous is not None and json.loads(previous.group()) == key:
+            seen += 1
+            if seen == 2:
+                return text.count("\n", 0, previous.start()) + 1
+        previous = match if token.startswith('"') else None
+    return text.count("\n", 0, start) + 1
+
+
+def decode_json(text: str, source: str) -> Any:
+    """Decode JSON text, refusing an object that gives a key twice (JSON would keep the last silently).
+
+    Args:
+        text: The JSON document.
+        source: Its file, for messages.
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        OptionsError: ``"key 'K' must appear once in its object, got it twice"`` with the line of
+            the second one, or ``NaN``, ``Infinity`` or a number beyond a double (e.g. ``1e400``),
+            which Python's json would take as non-finite floats.
+        json.JSONDecodeError: Malformed JSON.
+    """
+    def constant(name: str) -> float:
+        raise OptionsError(f"numbers must be finite JSON numbers (RFC 8259), got {name}", path=source)
+
+    def number(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise OptionsError(f"numbers must fit a double, got {text}", path=source)
+        return value
+
+    decoder = json.JSONDecoder(parse_constant=constant, parse_float=number)
+
+    def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+        pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
+        keys: set[str] = set()
+        for key, _ in pairs:
+            if key in keys:
+                line = _key_line(s_and_end[0], s_and_end[1], end, key)
+                raise OptionsError(f"key '{key}' must appear once in its object, got it twice (JSON would "
+                                   "keep the last silently)", path=source, line=line)
+            keys.add(key)
+        return dict(pairs), end
+
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)   # the C scanner would not call parse_object
+    return decoder.decode(text)
 
 
 def _error_message(err: jsonschema.ValidationError, path: str) -> str:
@@ -278,10 +347,13 @@ def _resolve_path(value: str, base: Path, name: str, source: str) -> str:
     """An options path made absolute: ``$VARS`` and ``~`` expanded, then relative to ``base``.
 
     Raises:
-        OptionsError: the path names an environment variable that is not set.
+        OptionsError: the path names an environment variable that is not set, or holds a NUL
+            character (no file system accepts one).
     """
     if not value:
         return ""
+    if "\0" in value:
+        raise OptionsError(f"{name} must be a file path, got {value!r} (it holds a NUL character)", path=source)
     expanded = os.path.expanduser(os.path.expandvars(value))
     unset = re.search(r"\$\{?(\w+)", expanded)
     if unset:
@@ -337,6 +409,9 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
             pair = parse_policy_pair(agent["policy_pair"])
         except OptionsError as exc:
             raise OptionsError(f"pybatsim.agent.policy_pair: {exc}", path=source) from None
+        if "selection" in actions_opt and actions != [action_index(*pair)]:
+            log.warning("pybatsim.agent.policy_pair %r replaces the %d pair(s) of pybatsim.env.actions.selection "
+                        "(%s)", agent["policy_pair"], len(actions), source)
         actions = [action_index(*pair)]
     if actions_opt.get("void", False):
         actions.append(VOID)
@@ -350,17 +425,21 @@ def load_options(path: str | Path) -> Options:
     """Read and validate an options file (see the module docstring).
 
     Raises:
-        OptionsError: missing file, malformed JSON (with its line) or invalid options.
+        OptionsError: missing file, not UTF-8, malformed JSON (with its line), a key given twice in
+            one object (with the line of the second) or invalid options.
     """
     path = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")   # a byte-order mark is skipped
     except FileNotFoundError:
         raise OptionsError("options file not found", path=path) from None
     except OSError as exc:
         raise OptionsError(f"cannot read options file: {exc.strerror}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise OptionsError(f"options file must be UTF-8 JSON text, got byte 0x{exc.object[exc.start]:02x} at "
+                           f"offset {exc.start}", path=path) from None
     try:
-        data = json.loads(text)
+        data = decode_json(text, path)
     except json.JSONDecodeError as exc:
         raise OptionsError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
     if not isinstance(data, dict):

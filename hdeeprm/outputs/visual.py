@@ -34,12 +34,15 @@ def read_log(path: str | Path) -> np.ndarray:
     """One float per line (``rewards.log``, ``losses.log``, ``makespans.log``), float64 (n,).
 
     Raises:
-        InputError: a line is not a number (names the file and line).
+        InputError: a line is not a number, or the file is not UTF-8 text (names the file and line).
     """
     values = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise InputError("line must be UTF-8 text", path=str(path), line=lineno) from None
             if not line:
                 continue
             try:
@@ -47,6 +50,37 @@ def read_log(path: str | Path) -> np.ndarray:
             except ValueError:
                 raise InputError(f"line must be a number, got {line!r}", path=str(path), line=lineno) from None
     return np.asarray(values, dtype=np.float64)
+
+
+def read_probs(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """The action names and mean preferences per episode of ``probs.json``.
+
+    Returns:
+        ``(names, probs)``: one name per action; float64 (episodes, actions).
+
+    Raises:
+        InputError: not JSON, or not ``{"actions": [names], "mean_per_episode": [[numbers], ...]}``
+            with one number per action in every episode.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("probs.json must be UTF-8 JSON text", path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno) from None
+    rows = data.get("mean_per_episode") if isinstance(data, dict) else None
+    try:
+        probs = np.asarray(rows, dtype=np.float64)
+    except (TypeError, ValueError):
+        probs = np.zeros(0)
+    if probs.ndim != 2 or probs.shape[0] == 0:
+        raise InputError("'mean_per_episode' must be a non-empty list of equal-length lists of numbers",
+                         path=str(path))
+    names = data.get("actions") or [str(i) for i in range(probs.shape[1])]
+    if not isinstance(names, list) or len(names) != probs.shape[1]:
+        raise InputError(f"'actions' must name the {probs.shape[1]} actions of 'mean_per_episode', got {names!r}",
+                         path=str(path))
+    return [str(name) for name in names], probs
 
 
 def read_jobs(path: str | Path) -> dict[str, np.ndarray | list]:
@@ -63,7 +97,7 @@ def read_jobs(path: str | Path) -> dict[str, np.ndarray | list]:
     from procset import ProcSet
 
     submit, start, finish, res, ran, cores = [], [], [], [], [], []
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.DictReader(f)
         for lineno, row in enumerate(reader, 2):
             try:
@@ -113,9 +147,18 @@ def queue_size(jobs: dict) -> tuple[np.ndarray, np.ndarray]:
     return step_counts(jobs["submit"], leave)
 
 
+def _integer_ticks(axis) -> None:
+    """Ticks only at integers on ``axis`` (episodes, cores: never 2.25)."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _plot_series(ax, values: np.ndarray, ylabel: str, title: str) -> None:
     x = np.arange(1, values.size + 1)
-    ax.plot(x, values, lw=0.8, label="episode")
+    # A line through one point is invisible: mark the points of short series.
+    ax.plot(x, values, lw=0.8, label="episode", marker="o" if values.size < 3 else None)
+    _integer_ticks(ax.xaxis)
     if values.size >= 10:
         k = max(values.size // 20, 2)
         smooth = np.convolve(values, np.ones(k) / k, mode="valid")
@@ -135,9 +178,7 @@ def _losses(outdir: Path, ax) -> None:
 
 
 def _action_preferences(outdir: Path, ax) -> None:
-    data = json.loads((outdir / "probs.json").read_text())
-    probs = np.asarray(data["mean_per_episode"], dtype=np.float64)
-    names = data.get("actions") or [str(i) for i in range(probs.shape[1])]
+    names, probs = read_probs(outdir / "probs.json")
     x = np.arange(1, probs.shape[0] + 1)
     ax.stackplot(x, probs.T, labels=names)
     ax.set_xlim(1, max(probs.shape[0], 2))
@@ -162,11 +203,15 @@ def _gantt(outdir: Path, ax) -> None:
             ax.broken_barh([(s, f - s)], (run[0], run.size), facecolors=cmap(i % 20), edgecolor="k", lw=0.2)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("core")
+    _integer_ticks(ax.yaxis)
     ax.set_title("Gantt chart")
 
 
 def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: str) -> None:
-    ax.step(*series, where="post")
+    times, values = series
+    # A step through one point is invisible: mark the points of short series.
+    ax.step(times, values, where="post", marker="o" if times.size < 3 else None)
+    _integer_ticks(ax.yaxis)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -14,14 +14,11 @@ job), ``out_metrics.json``, ``episodes.csv``, ``makespans.log``, ``run.json``, p
 from __future__ import annotations
 
 import csv
-import json
 import logging
-import platform as _platform
+from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
-import numpy as np
-
-from hdeeprm import __version__
 from hdeeprm.config.options import Options
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.gpu_outputs import write_gpu_outputs
@@ -38,13 +35,18 @@ def gpu_config(options: Options) -> GpuRunConfig:
     return GpuRunConfig(**block, seed=options.seed)
 
 
-def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, unsupported: dict | None = None):
+def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libraries: Sequence[str | Path] = (),
+               unsupported: dict | None = None):
     """Run the timed GPU replay of ``options`` and write its outputs into ``outdir``.
+
+    The run owns ``outdir`` as a CPU run does (:func:`~hdeeprm.run.launch.claim_outdir` once the inputs are read,
+    ``run.json`` with ``"status"`` running, then finished, interrupted or failed).
 
     Args:
         options: Options with a ``gpu`` block.
         outdir: Output folder, created if needed.
         quiet: Unused (no progress bar: the replay is one pass).
+        libraries: Extra processor/node type libraries for a platform JSON.
         unsupported: Launch arguments given that a GPU run cannot honour (name -> value); any set one is an error.
 
     Returns:
@@ -55,7 +57,7 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, unsu
             simulator asked for, or invalid ``gpu`` values.
         PlatformError, WorkloadError: Invalid input files.
     """
-    from hdeeprm.run.launch import RunResult
+    from hdeeprm.run.launch import FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, write_run_info
 
     given = {name: value for name, value in (unsupported or {}).items() if value}
     if given:
@@ -64,7 +66,7 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, unsu
     for name in ("platform_file_path", "workload_file_path"):
         if not getattr(options, name):
             raise OptionsError(f"{name} is required for a GPU run", path=options.source)
-    cluster = load_gpu_cluster(options.platform_file_path)
+    cluster = load_gpu_cluster(options.platform_file_path, extra_libraries=libraries)
     if options.nb_resources is not None and options.nb_resources != cluster.nb_gpus:
         raise OptionsError(f"nb_resources must equal the GPU platform's GPUs ({cluster.nb_gpus}), "
                            f"got {options.nb_resources}", path=options.source)
@@ -72,20 +74,27 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, unsu
     jobs = jobs.window(int((options.gpu or {}).get("first_job", 0)), options.nb_jobs)
     config = gpu_config(options)
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    workload = SimpleNamespace(source=jobs.source, jobs=jobs.ids, report=jobs.report)   # what run.json reports
+    extra = {"simulator": "gpu", "platform": {"source": cluster.source, "nodes": cluster.nb_nodes,
+                                              "gpus": cluster.nb_gpus, "models": list(cluster.models)}}
+    claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path, *libraries))
+    write_run_info(outdir, options, workload, extra, status=RUNNING)
     log.info("GPU run: %d jobs on %d GPUs of %d nodes, %s / %s, outputs in %s", len(jobs), cluster.nb_gpus,
              cluster.nb_nodes, config.placement, config.ordering, outdir)
-    result = simulate_gpu(cluster, jobs, config)
-    metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
-    with open(outdir / "episodes.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(metrics))
-        writer.writeheader()
-        writer.writerow(metrics)
-    (outdir / "makespans.log").write_text(f"{float(metrics['makespan'])!r}\n")
-    info = {"hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
-            "options": options.to_dict(), "simulator": "gpu",
-            "platform": {"source": cluster.source, "nodes": cluster.nb_nodes, "gpus": cluster.nb_gpus,
-                         "models": list(cluster.models)},
-            "workload": {"source": jobs.source, "jobs": len(jobs), "report": jobs.report}}
-    (outdir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
+    try:
+        result = simulate_gpu(cluster, jobs, config)
+        metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
+        with open(outdir / "episodes.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(metrics))
+            writer.writeheader()
+            writer.writerow(metrics)
+        (outdir / "makespans.log").write_text(f"{float(metrics['makespan'])!r}\n")
+    except KeyboardInterrupt:
+        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=INTERRUPTED)
+        raise
+    except Exception as exc:
+        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0,
+                                                   "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
+        raise
+    write_run_info(outdir, options, workload, {**extra, "episodes_completed": 1})
     return RunResult(metrics=[metrics], outdir=outdir)

@@ -9,8 +9,10 @@ import contextlib
 import csv
 import json
 import logging
+import math
 import platform as _platform
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +23,11 @@ from hdeeprm.config.build import build_agent, build_platform, build_workload, lo
 from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
-from hdeeprm.errors import OptionsError
+from hdeeprm.errors import HDeepRMError, OptionsError
+from hdeeprm.outputs.files import atomic_write
+from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.run.episode import run_episode
+from hdeeprm.run.loop import agent_failed
 from hdeeprm.workload.model import Workload
 
 log = logging.getLogger(__name__)
@@ -41,22 +46,71 @@ class RunResult:
     outdir: Path = Path(".")
 
 
-def write_run_info(outdir: Path, options: Options, workload: Workload, extra: dict | None = None) -> None:
-    """Write ``run.json``: resolved options, versions, seed and the workload report."""
+#: Run statuses written in ``run.json``: while the run goes on, and how it ended.
+RUNNING, FINISHED, INTERRUPTED, FAILED = "running", "finished", "interrupted", "failed"
+#: What a run writes into its folder (glob patterns): removed before it starts, so that a
+#: folder never mixes the files of two runs (the plots of ``hdeeprm-visual`` included).
+RUN_OUTPUTS: tuple[str, ...] = ("run.json", "out_*.csv", "out_metrics.json", "overutilizations.json",
+                                "episodes.csv", "rewards.log", "losses.log", "makespans.log", "probs.json",
+                                *(f"{name}.png" for name in PLOTS), "jct_cdf.png", "gpu_timeline.png")
+
+
+def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> list[Path]:
+    """Make ``outdir`` the run's own: create it and remove the files of :data:`RUN_OUTPUTS` in it.
+
+    Args:
+        outdir: The run's output folder.
+        keep: Input files never removed even when their name matches (e.g. ``-cw OUTDIR/out_x.csv``).
+
+    Returns:
+        The files removed (the previous run's outputs).
+
+    Raises:
+        OptionsError: ``outdir`` exists and is not a directory.
+        OSError: The folder cannot be created or a file removed.
+    """
+    if outdir.exists() and not outdir.is_dir():
+        raise OptionsError(f"-o {outdir}: must be a directory, got a file")
+    outdir.mkdir(parents=True, exist_ok=True)
+    kept = {Path(p).resolve() for p in keep if p}
+    removed = [path for pattern in RUN_OUTPUTS for path in sorted(outdir.glob(pattern))
+               if path.is_file() and path.resolve() not in kept]
+    for path in removed:
+        path.unlink()
+    if removed:
+        log.info("removed %d output file(s) of a previous run from %s", len(removed), outdir)
+    return removed
+
+
+def write_run_info(outdir: Path, options: Options, workload: Workload, extra: dict | None = None, *,
+                   status: str = FINISHED) -> None:
+    """Write ``run.json``: the run's status, resolved options, versions, seed and the workload report.
+
+    Args:
+        outdir: The run's folder.
+        options: The resolved options.
+        workload: The run's workload (its source, size and conversion report).
+        extra: More keys (e.g. ``episodes_completed``, ``error``).
+        status: :data:`RUNNING` (written before the first episode), :data:`FINISHED`,
+            :data:`INTERRUPTED` or :data:`FAILED`.
+    """
     info = {
+        "status": status,
         "hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
         "options": options.to_dict(), "workload": {"source": workload.source, "jobs": len(workload.jobs),
                                                      "report": workload.report},
     }
     if extra:
         info.update(extra)
-    (outdir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
+    with atomic_write(outdir / "run.json") as f:
+        f.write(json.dumps(info, indent=2) + "\n")
 
 
 def launch(options: Options | str | Path, *, agent_path: str | None = None, custom_workload: str | None = None,
            inmodel: str | None = None, outmodel: str | None = None, nb_runs: int = 1,
            outdir: str | Path = "hdeeprm-run", quiet: bool = False, simulator: str = "embedded",
-           batsim: str = "batsim") -> RunResult:
+           batsim: str = "batsim", checkpoint_every: int | None = None,
+           libraries: Sequence[str | Path] = ()) -> RunResult:
     """Run ``nb_runs`` episodes as ``hdeeprm-launch`` does and write the outputs.
 
     Writes into ``outdir``: the Batsim-format CSVs and ``out_metrics.json`` of
@@ -75,7 +129,14 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     is loaded, inside :func:`torch.random.fork_rng`, so runs are reproducible
     and the caller's torch generator is left as it was; logging is left to the
     application (the ``hdeeprm`` logger only gets records). ``inmodel`` is
-    loaded before the first episode, ``outmodel`` saved (atomically) after the last.
+    loaded before the first episode, ``outmodel`` saved (atomically) after the last, every
+    ``checkpoint_every`` episodes, and when the run is interrupted (Ctrl-C).
+
+    The run owns ``outdir``: once every input is known good (options, platform, workload, the
+    agent built and its ``inmodel`` loaded) and before the first episode, the files of a previous run
+    (:data:`RUN_OUTPUTS`) are removed and ``run.json`` is written with ``"status":
+    "running"``; it is rewritten at the end with ``"finished"``, or ``"interrupted"``
+    / ``"failed"`` (with ``episodes_completed`` and the ``error``), whatever happened.
 
     Args:
         options: An :class:`Options` or the path of an options file.
@@ -88,6 +149,8 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
         quiet: No progress bar.
         simulator: ``"embedded"`` or ``"batsim"`` (a real Batsim binary, one episode).
         batsim: The Batsim binary with ``simulator="batsim"``.
+        checkpoint_every: Also save ``outmodel`` after every this many episodes (None = only at the end).
+        libraries: Extra type library files for the platform (as ``hdeeprm-platform --library``).
 
     Returns:
         The :class:`RunResult`.
@@ -100,25 +163,56 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     if options.gpu is not None:   # a timed GPU replay (hdeeprm.run.gpu_launch)
         from hdeeprm.run.gpu_launch import launch_gpu
 
-        return launch_gpu(options, outdir=outdir, quiet=quiet, unsupported={
+        return launch_gpu(options, outdir=outdir, quiet=quiet, libraries=libraries, unsupported={
             "-a agent": agent_path, "-cw": custom_workload, "-im": inmodel, "-om": outmodel,
-            "-nr > 1": nb_runs != 1, "--simulator batsim": simulator != "embedded"})
+            "-nr > 1": nb_runs != 1, "--simulator batsim": simulator != "embedded",
+            "--checkpoint-every": checkpoint_every is not None})
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")
-    hierarchy = build_platform(options)
+    if checkpoint_every is not None and (not outmodel or checkpoint_every < 1):
+        raise OptionsError(f"--checkpoint-every needs -om and must be >= 1, got {checkpoint_every}"
+                           + ("" if outmodel else " without -om"))
+    if outmodel:
+        from hdeeprm.agents.checkpoint import check_writable
+
+        check_writable(outmodel)   # before hours of training, not after
+    hierarchy = build_platform(options, libraries)
     workload = build_workload(options, hierarchy, custom_workload)
     agent_cls = load_agent(options, agent_path)
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    claimed = []
+
+    def claim() -> None:
+        """Take the folder once every input (the agent and its -im checkpoint too) is known good."""
+        claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path,
+                                   custom_workload, agent_path, inmodel, outmodel, *libraries))
+        write_run_info(outdir, options, workload, status=RUNNING)
+        claimed.append(True)
+
     log.info("run: %d jobs on %d cores, agent %s, %d episode(s), outputs in %s", len(workload.jobs),
              hierarchy.nb_cores, agent_cls.__name__, nb_runs, outdir)
-    with contextlib.ExitStack() as stack:
-        if "torch" in sys.modules:   # the agent file (or the caller) uses torch: seed it, privately
-            stack.enter_context(sys.modules["torch"].random.fork_rng(devices=[]))
-            _seed_torch(options.seed)
-        return _launch(options, hierarchy, workload, agent_cls, inmodel=inmodel, outmodel=outmodel,
-                       nb_runs=nb_runs, outdir=outdir, quiet=quiet, simulator=simulator, batsim=batsim)
+    result = RunResult(outdir=outdir)
+    try:
+        with contextlib.ExitStack() as stack:
+            if "torch" in sys.modules:   # the agent file (or the caller) uses torch: seed it, privately
+                stack.enter_context(sys.modules["torch"].random.fork_rng(devices=[]))
+                _seed_torch(options.seed)
+            _launch(options, hierarchy, workload, agent_cls, result, claim, inmodel=inmodel, outmodel=outmodel,
+                    nb_runs=nb_runs, quiet=quiet, simulator=simulator, batsim=batsim,
+                    checkpoint_every=checkpoint_every)
+    except KeyboardInterrupt:
+        if claimed:
+            write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)},
+                           status=INTERRUPTED)
+        raise
+    except Exception as exc:
+        if claimed:
+            write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics),
+                                                       "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
+        raise
+    write_run_info(outdir, options, workload, {"simulator": simulator} if simulator == "batsim" else None)
+    return result
 
 
 def _seed_torch(seed: int) -> None:
@@ -127,9 +221,13 @@ def _seed_torch(seed: int) -> None:
         sys.modules["torch"].manual_seed(seed)
 
 
-def _launch(options: Options, hierarchy, workload: Workload, agent_cls, *, inmodel, outmodel, nb_runs: int,
-            outdir: Path, quiet: bool, simulator: str, batsim: str) -> RunResult:
-    """:func:`launch` once the inputs are built (torch, if used, already seeded)."""
+def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, claim, *, inmodel,
+            outmodel, nb_runs: int, quiet: bool, simulator: str, batsim: str, checkpoint_every: int | None) -> None:
+    """:func:`launch` once the inputs are built (torch, if used, already seeded); fills ``result``.
+
+    ``claim()`` takes the output folder, once the agent is built and its checkpoint loaded.
+    """
+    outdir = result.outdir
     from hdeeprm.agents.base import ClassicAgent
 
     observer = reward = None
@@ -147,18 +245,18 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, *, inmod
             raise OptionsError(f"-im/-om need a learning agent; {type(agent).__name__} has no model to load or save")
     if inmodel:
         agent.load_checkpoint(inmodel)
+    claim()
     _seed_torch(options.seed)   # the same draws whatever the agent's construction consumed
     if simulator == "batsim":
         from hdeeprm.run.batsim import run_on_batsim
 
-        metrics = run_on_batsim(hierarchy, workload, options, agent, outdir=outdir, batsim=batsim,
-                                observer=observer, reward=reward)
-        write_run_info(outdir, options, workload, {"simulator": "batsim"})
-        return RunResult(metrics=[metrics], outdir=outdir)
+        result.metrics.append(run_on_batsim(hierarchy, workload, options, agent, outdir=outdir, batsim=batsim,
+                                            observer=observer, reward=reward))
+        return
     names = [action_name(a) for a in options.actions]
     mean_probs: list[list[float]] = []
     last_probs: list[list[float]] = []
-    result = RunResult(outdir=outdir)
+    warned_loss = False   # a non-finite loss is said once per run
     bar = None
     if not quiet:
         from tqdm import tqdm
@@ -176,7 +274,12 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, *, inmod
                 mean_probs.append([round(float(p), 6) for p in np.mean(np.asarray(probs, dtype=np.float64), axis=0)])
                 if last:
                     last_probs = [[round(float(p), 6) for p in row] for row in probs]
-            loss = agent.end_episode()
+            try:
+                loss = agent.end_episode()
+            except HDeepRMError:
+                raise
+            except Exception as exc:   # the user's code: say which file and method, keep its frames
+                raise agent_failed(agent, "end_episode", exc) from exc
             metrics = episode.write_outputs(outdir) if last else episode.metrics()
             metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
                        "loss": loss if loss is not None else ""}
@@ -185,21 +288,31 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, *, inmod
                      metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"], metrics["loss"])
             logs["rewards"].write(f"{total!r}\n")
             if loss is not None:
+                if not math.isfinite(float(loss)) and not warned_loss:
+                    log.warning("episode %d: the training loss is %s (the agent diverged: try a lower lr); "
+                                "written to losses.log as is", run, float(loss))
+                    warned_loss = True
                 logs["losses"].write(f"{float(loss)!r}\n")
             logs["makespans"].write(f"{float(metrics['makespan'])!r}\n")
+            if outmodel and checkpoint_every and not last and (run + 1) % checkpoint_every == 0:
+                agent.save_checkpoint(outmodel)
+    except KeyboardInterrupt:
+        if outmodel and result.metrics:   # hours of training are not thrown away
+            agent.save_checkpoint(outmodel)
+            log.warning("interrupted after %d episode(s): model saved to %s", len(result.metrics), outmodel)
+        raise
     finally:
         for f in logs.values():
             f.close()
         if bar is not None:
             bar.close()
-    if mean_probs:
-        (outdir / "probs.json").write_text(json.dumps({"actions": names, "mean_per_episode": mean_probs,
-                                                        "probs": last_probs}) + "\n")
-    with open(outdir / "episodes.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(result.metrics[0]))
-        writer.writeheader()
-        writer.writerows(result.metrics)
+        if mean_probs:
+            (outdir / "probs.json").write_text(json.dumps({"actions": names, "mean_per_episode": mean_probs,
+                                                            "probs": last_probs}) + "\n")
+        if result.metrics:   # the episodes done so far, also when interrupted
+            with open(outdir / "episodes.csv", "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(result.metrics[0]))
+                writer.writeheader()
+                writer.writerows(result.metrics)
     if outmodel:
         agent.save_checkpoint(outmodel)
-    write_run_info(outdir, options, workload)
-    return result

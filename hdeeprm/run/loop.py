@@ -15,6 +15,8 @@ Nothing here knows which simulator runs underneath.
 from __future__ import annotations
 
 import numbers
+import sys
+import traceback
 from collections.abc import Callable
 
 import numpy as np
@@ -22,7 +24,7 @@ import numpy as np
 from hdeeprm.agents.base import Agent
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.view import StateView
-from hdeeprm.errors import AgentError
+from hdeeprm.errors import AgentError, HDeepRMError
 
 #: ``observer(view) -> np.ndarray`` (float32, (observation_size,)).
 Observer = Callable[[StateView], np.ndarray]
@@ -51,6 +53,29 @@ def as_action(value: object, nb_actions: int, who: str = "the action") -> int:
     raise AgentError(f"{who} must be an integer in [0, {nb_actions - 1}], got {value!r}")
 
 
+def agent_failed(agent: Agent, method: str, exc: BaseException) -> AgentError:
+    """The error to raise when the user's ``agent.<method>()`` raised ``exc``.
+
+    Args:
+        agent: The agent whose method raised.
+        method: ``"decide"``, ``"rewarded"`` or ``"end_episode"``.
+        exc: What it raised (its traceback starts at the frame that called the agent).
+
+    Returns:
+        An :class:`AgentError` whose message names the agent's file and the line that raised
+        (``"agent.py:12: MyAgent.decide() raised ValueError: boom"``) and whose
+        ``user_traceback`` holds the agent's frames (from the method down), as Python prints them.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)[1:]   # drop HDeepRM's calling frame
+    module = sys.modules.get(type(agent).__module__)
+    path = getattr(module, "__file__", None) or type(agent).__module__
+    line = next((f.lineno for f in reversed(frames) if f.filename == path), None)
+    where = f"{path}:{line}" if line else path
+    text = "".join(traceback.format_list(frames))
+    return AgentError(f"{where}: {type(agent).__name__}.{method}() raised {type(exc).__name__}: {exc}",
+                      user_traceback=f"Traceback of the agent (most recent call last):\n{text}" if text else "")
+
+
 def apply_action(manager: WorkloadManager, view: StateView, action: object, reward: RewardFn | None,
                  who: str = "the action") -> float | None:
     """Apply ``action`` and return the reward of the state it leads to (None without ``reward``).
@@ -77,10 +102,22 @@ def decide(manager: WorkloadManager, view: StateView, agent: Agent, observer: Ob
         The reward, or None.
 
     Raises:
-        AgentError: the agent returned something that is not an action.
+        AgentError: the agent returned something that is not an action, or its ``decide`` or
+            ``rewarded`` raised (see :func:`agent_failed`).
     """
     obs = observer(view) if observer is not None and agent.needs_observation else None
-    value = apply_action(manager, view, agent.decide(obs), reward, f"{type(agent).__name__}.decide()")
+    try:
+        action = agent.decide(obs)
+    except HDeepRMError:
+        raise
+    except Exception as exc:   # the user's code: say which file and method, keep its frames
+        raise agent_failed(agent, "decide", exc) from exc
+    value = apply_action(manager, view, action, reward, f"{type(agent).__name__}.decide()")
     if value is not None:
-        agent.rewarded(value)
+        try:
+            agent.rewarded(value)
+        except HDeepRMError:
+            raise
+        except Exception as exc:
+            raise agent_failed(agent, "rewarded", exc) from exc
     return value

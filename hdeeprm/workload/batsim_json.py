@@ -26,15 +26,21 @@ import os
 from typing import Any
 
 from hdeeprm.errors import WorkloadError
-from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
+from hdeeprm.outputs.files import atomic_write
+from hdeeprm.workload.model import DELAY, MAX_TIME, MAX_TIME_TEXT, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 
 
-def _number(value: Any, what: str, source: str, *, minimum: float | None = 0.0) -> float:
-    """Return ``value`` as a finite float >= ``minimum`` or raise a WorkloadError naming ``what``."""
+def _number(value: Any, what: str, source: str, *, minimum: float | None = 0.0, time: bool = False) -> float:
+    """Return ``value`` as a finite float >= ``minimum`` or raise a WorkloadError naming ``what``.
+
+    A ``time`` (seconds) must also be below :data:`~hdeeprm.workload.model.MAX_TIME`.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise WorkloadError(f"{what} must be a finite number, got {value!r}", path=source)
     if minimum is not None and value < minimum:
         raise WorkloadError(f"{what} must be >= {minimum:g}, got {value!r}", path=source)
+    if time and not value < MAX_TIME:
+        raise WorkloadError(f"{what} must be {MAX_TIME_TEXT}, got {value!r}", path=source)
     return float(value)
 
 
@@ -46,7 +52,7 @@ def _profile(name: str, spec: Any, job_what: str, source: str) -> Profile:
     if ptype == DELAY:
         if "delay" not in spec:
             raise WorkloadError(f"{what} (type 'delay') must have a 'delay' field", path=source)
-        return Profile(name, DELAY, delay=_number(spec["delay"], f"{what}: field 'delay'", source))
+        return Profile(name, DELAY, delay=_number(spec["delay"], f"{what}: field 'delay'", source, time=True))
     if ptype == PARALLEL_HOMOGENEOUS:
         if "cpu" not in spec:
             raise WorkloadError(f"{what} (type 'parallel_homogeneous') must have a 'cpu' field",
@@ -73,7 +79,8 @@ def read_batsim_workload(path: str | os.PathLike, *, name: str = "w0") -> Worklo
         The :class:`Workload`, jobs sorted stably by ``subtime`` with ``index`` = position.
 
     Raises:
-        WorkloadError: Unreadable file, invalid JSON (with its line), a missing or invalid field
+        WorkloadError: Unreadable or non-UTF-8 file, invalid JSON (with its line), a missing or
+            invalid field (times must be below :data:`~hdeeprm.workload.model.MAX_TIME`)
             (named with the job's position and id), a duplicate job id, an unknown profile, or an
             unsupported profile type (naming the job, the profile and the type).
     """
@@ -83,6 +90,9 @@ def read_batsim_workload(path: str | os.PathLike, *, name: str = "w0") -> Worklo
             data = json.load(stream)
     except OSError as exc:
         raise WorkloadError(f"cannot read the workload: {exc}", path=source) from None
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"not a Batsim JSON workload: byte {exc.start} is not UTF-8 text "
+                            f"(0x{exc.object[exc.start]:02x})", path=source) from None
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=source,
                             line=exc.lineno) from None
@@ -122,12 +132,13 @@ def read_batsim_workload(path: str | os.PathLike, *, name: str = "w0") -> Worklo
         for key in ("subtime", "res", "profile"):
             if key not in raw:
                 raise WorkloadError(f"{what} must have a {key!r} field", path=source)
-        subtime = _number(raw["subtime"], f"{what}: field 'subtime'", source)
+        subtime = _number(raw["subtime"], f"{what}: field 'subtime'", source, time=True)
         res = raw["res"]
         if isinstance(res, bool) or not isinstance(res, int) or res < 1:
             raise WorkloadError(f"{what}: field 'res' must be a positive integer, got {res!r}",
                                 path=source)
-        walltime = _number(raw.get("walltime", -1), f"{what}: field 'walltime'", source, minimum=None)
+        walltime = _number(raw.get("walltime", -1), f"{what}: field 'walltime'", source, minimum=None,
+                           time=True)
         if walltime != -1 and walltime <= 0:
             raise WorkloadError(f"{what}: field 'walltime' must be > 0 or -1 (none), got "
                                 f"{raw['walltime']!r}", path=source)
@@ -148,7 +159,7 @@ def read_batsim_workload(path: str | os.PathLike, *, name: str = "w0") -> Worklo
                                 path=source)
         requested = walltime
         if "req_time" in extra and ("req_time" in raw or walltime == -1):
-            requested = _number(extra["req_time"], f"{what}: field 'req_time'", source)
+            requested = _number(extra["req_time"], f"{what}: field 'req_time'", source, time=True)
         jobs.append(Job(index=position, id=job_id, subtime=subtime, res=res, walltime=walltime,
                         profile=profile, mem=mem, mem_bw=mem_bw, swf_id=swf_id,
                         requested_time=requested))
@@ -177,6 +188,11 @@ def write_batsim_workload(workload: Workload, path: str | os.PathLike, *,
         workload: The workload.
         path: Output file.
         nb_res: Value of ``nb_res`` (default: ``workload.nb_res``).
+
+    The file is written atomically (:func:`hdeeprm.outputs.files.atomic_write`).
+
+    Raises:
+        OSError: The file cannot be written.
     """
     profiles: dict[str, dict[str, Any]] = {}
     for pname, profile in workload.profiles.items():
@@ -205,7 +221,7 @@ def write_batsim_workload(workload: Workload, path: str | os.PathLike, *,
         data["reference_speed"] = workload.reference_speed
     data["jobs"] = jobs
     data["profiles"] = profiles
-    with open(path, "w", encoding="utf-8") as out:
+    with atomic_write(path) as out:   # an interrupted write leaves the old file, never half a new one
         out.write("{\n")
         keys = list(data)
         for k, key in enumerate(keys):

@@ -65,12 +65,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
+import math
 import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from hdeeprm.errors import OptionsError
+from hdeeprm.errors import OptionsError, WorkloadError
+from hdeeprm.outputs.files import atomic_write
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, iter_swf_chunks
 
@@ -143,23 +146,27 @@ ACTUAL_WORK_CHOICES = ("runtime", "tsafrir")
 #: Values of ``profile_type`` (Batsim profile types the engine simulates).
 PROFILE_TYPE_CHOICES = (PARALLEL_HOMOGENEOUS, DELAY)
 
+log = logging.getLogger(__name__)
+
 # Column indices of the SWF fields used here (0-based).
 _SUBMIT, _RUN, _ALLOC, _USED_MEM, _REQ_PROCS, _REQ_TIME, _REQ_MEM = 1, 3, 4, 6, 7, 8, 9
 
 
 def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, first_job: int,
                    time_window: tuple[float, float] | None, actual_work: str, profile_type: str,
-                   default_mem: float, mem_bw_choices: Sequence[float]) -> None:
+                   default_mem: float, mem_bw_choices: Sequence[float], seed: int) -> None:
     if isinstance(nb_cores, bool) or not isinstance(nb_cores, (int, np.integer)) or nb_cores < 1:
         raise OptionsError(f"nb_cores must be a positive integer, got {nb_cores!r}")
-    if profile_type == PARALLEL_HOMOGENEOUS and not reference_speed > 0:
-        raise OptionsError(f"reference_speed must be > 0 FLOP/s for {PARALLEL_HOMOGENEOUS} "
+    if profile_type == PARALLEL_HOMOGENEOUS and not 0 < reference_speed < math.inf:
+        raise OptionsError(f"reference_speed must be a finite number > 0 FLOP/s for {PARALLEL_HOMOGENEOUS} "
                            f"profiles, got {reference_speed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise OptionsError(f"seed must be an integer >= 0, got {seed!r}")
     if nb_jobs is not None and nb_jobs < 0:
         raise OptionsError(f"nb_jobs must be >= 0 or None, got {nb_jobs!r}")
     if first_job < 0:
         raise OptionsError(f"first_job must be >= 0, got {first_job!r}")
-    if time_window is not None and not (len(time_window) == 2 and time_window[0] < time_window[1]):
+    if time_window is not None and not (len(time_window) == 2 and -math.inf < time_window[0] < time_window[1]):
         raise OptionsError(f"time_window must be (t0, t1) with t0 < t1, got {time_window!r}")
     if actual_work not in ACTUAL_WORK_CHOICES:
         raise OptionsError(f"actual_work must be one of {', '.join(ACTUAL_WORK_CHOICES)}, "
@@ -167,26 +174,33 @@ def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, f
     if profile_type not in PROFILE_TYPE_CHOICES:
         raise OptionsError(f"profile_type must be one of {', '.join(PROFILE_TYPE_CHOICES)}, "
                            f"got {profile_type!r}")
-    if not default_mem >= 0:
-        raise OptionsError(f"default_mem must be >= 0 MB, got {default_mem!r}")
-    if len(mem_bw_choices) == 0 or min(mem_bw_choices) < 0:
-        raise OptionsError(f"mem_bw_choices must be a non-empty list of values >= 0 GB/s, "
+    if not 0 <= default_mem < math.inf:
+        raise OptionsError(f"default_mem must be a finite number >= 0 MB, got {default_mem!r}")
+    if len(mem_bw_choices) == 0 or not all(0 <= x < math.inf for x in mem_bw_choices):
+        raise OptionsError(f"mem_bw_choices must be a non-empty list of finite values >= 0 GB/s, "
                            f"got {list(mem_bw_choices)!r}")
 
 
 def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
-            time_window: tuple[float, float] | None) -> tuple[np.ndarray, dict[str, int]]:
-    """Apply the window, skip rules and selection; return kept rows and skip counts."""
+            time_window: tuple[float, float] | None) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
+    """Apply the window, skip rules and selection; return kept rows, skip counts and what was seen.
+
+    The last dict counts the ``records`` read, those ``in_window`` and the ``usable`` ones (read
+    until the selection was complete): enough to say which filter removed every job.
+    """
     limit = np.inf if nb_jobs is None else first_job + nb_jobs
     usable_seen = 0
+    seen = {"records": 0, "in_window": 0}
     kept_parts: list[np.ndarray] = []
     skipped = dict.fromkeys(SKIPPED_KEYS, 0)
     for values in chunks:
         if usable_seen >= limit:
             break
+        seen["records"] += len(values)
         if time_window is not None:
             submit = values[:, _SUBMIT]
             values = values[(submit >= time_window[0]) & (submit < time_window[1])]
+        seen["in_window"] += len(values)
         no_submit = values[:, _SUBMIT] < 0
         no_size = ~no_submit & (values[:, _REQ_PROCS] <= 0) & (values[:, _ALLOC] <= 0)
         no_run = ~no_submit & ~no_size & (values[:, _RUN] < 0)
@@ -199,7 +213,43 @@ def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
         skipped[SKIPPED_NO_RUN_TIME] += int((no_run & in_span).sum())
         kept_parts.append(values[usable & in_span])
     kept = np.concatenate(kept_parts) if kept_parts else np.empty((0, NB_FIELDS))
-    return kept, skipped
+    return kept, skipped, {**seen, "usable": usable_seen}
+
+
+def _why_empty(seen: dict[str, int], skipped: dict[str, int], nb_jobs: int | None, first_job: int,
+               time_window: tuple[float, float] | None) -> str:
+    """Which filter removed every record: the trace, the time window, the skip rules, first_job or nb_jobs."""
+    if nb_jobs == 0:
+        return "nb_jobs is 0"
+    if not seen["records"]:
+        return "the trace has no job lines"
+    if not seen["in_window"]:
+        return (f"none of its {seen['records']} records has a submit time (SWF field 2) in the time window "
+                f"[{time_window[0]:g}, {time_window[1]:g}) s")
+    if not seen["usable"]:
+        reasons = ", ".join(f"{count} {key.removeprefix('skipped: ')}" for key, count in skipped.items() if count)
+        return f"every one of its {seen['in_window']} records is skipped ({reasons})"
+    return f"first_job = {first_job} passes over all its {seen['usable']} usable jobs"
+
+
+def _check_unique(numbers: np.ndarray, source: str) -> None:
+    """Raise a WorkloadError naming the lines of the first job number given twice, if any."""
+    ordered = np.sort(numbers)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not repeated.size:
+        return
+    number = int(repeated[0])
+    lines: list[int] = []
+    if source and os.path.isfile(source):   # the error path only: find where it is
+        for values, where in iter_swf_chunks(source):
+            lines += where[values[:, 0] == number].tolist()
+            if len(lines) >= 2:
+                break
+    if len(lines) >= 2:
+        raise WorkloadError(f"field 1 (job number) must be unique, got {number} again (first on line "
+                            f"{lines[0]})", source, lines[1], "job number")
+    raise WorkloadError(f"field 1 (job number) must be unique, got {number} twice", source or None,
+                        field="job number")
 
 
 def _token(value: float) -> str:
@@ -231,14 +281,20 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
 
     Raises:
         OptionsError: An argument is out of range.
+        WorkloadError: Two kept records have the same job number (SWF field 1): job ids
+            must be unique (named with both lines when ``source`` is the trace file).
     """
     _check_options(nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
-                   profile_type, default_mem, mem_bw_choices)
+                   profile_type, default_mem, mem_bw_choices, seed)
     arrays = (chunk if isinstance(chunk, np.ndarray)
               else np.array([tuple(r)[:NB_FIELDS] for r in chunk], dtype=np.float64
                             ).reshape(-1, NB_FIELDS) for chunk in chunks)
-    kept, skipped = _select(arrays, nb_jobs, first_job, time_window)
+    kept, skipped, seen = _select(arrays, nb_jobs, first_job, time_window)
     count = len(kept)
+    if not count:
+        log.warning("no job kept from %s: %s", source or "the SWF records",
+                    _why_empty(seen, skipped, nb_jobs, first_job, time_window))
+    _check_unique(kept[:, 0], source)
     bw_rng, ratio_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
     by_request = kept[:, _REQ_PROCS] > 0
@@ -332,7 +388,8 @@ def swf_to_workload(path: str | os.PathLike, *, nb_cores: int, reference_speed: 
         the skipped counts = records in the selected span).
 
     Raises:
-        WorkloadError: The trace is missing or malformed (names file, line and field).
+        WorkloadError: The trace is missing or malformed (names file, line and field), or
+            two kept records have the same job number.
         OptionsError: An argument is out of range.
     """
     source = os.fspath(path)
@@ -366,7 +423,8 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
     Args:
         report: Reason -> count, as in :attr:`Workload.report`. Every key is written,
             zeros included, so that files of different runs line up.
-        path: File to create or overwrite.
+        path: File to create or overwrite (atomically, see
+            :func:`hdeeprm.outputs.files.atomic_write`).
 
     Raises:
         OSError: The file cannot be written.
@@ -380,5 +438,5 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
         text = buffer.getvalue()
     else:
         text = json.dumps(report, indent=2) + "\n"
-    with open(name, "w", encoding="utf-8") as out:
+    with atomic_write(name) as out:
         out.write(text)

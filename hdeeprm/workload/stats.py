@@ -15,7 +15,8 @@ import os
 import numpy as np
 
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Workload
-from hdeeprm.workload.swf import SWFHeader, iter_swf_chunks, open_swf
+from hdeeprm.errors import WorkloadError
+from hdeeprm.workload.swf import READ_ERRORS, SWFHeader, iter_swf_chunks, open_swf
 
 #: Statistics of a summary, in print order.
 SUMMARY_KEYS = ("count", "min", "mean", "median", "p90", "max")
@@ -127,9 +128,12 @@ def is_json_workload(path: str | os.PathLike) -> bool:
         WorkloadError: The file does not exist or cannot be read.
     """
     with open_swf(path) as stream:
-        for text in stream:
-            if text.strip():
-                return text.lstrip().startswith("{")
+        try:
+            for text in stream:
+                if text.strip():
+                    return text.lstrip().startswith("{")
+        except READ_ERRORS as exc:  # corrupt or truncated gzip stream
+            raise WorkloadError(f"cannot read the file: {exc}", os.fspath(path)) from None
     return False
 
 

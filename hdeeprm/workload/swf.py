@@ -23,6 +23,7 @@ import io
 import math
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, NamedTuple
@@ -30,6 +31,7 @@ from typing import IO, NamedTuple
 import numpy as np
 
 from hdeeprm.errors import WorkloadError
+from hdeeprm.workload.model import MAX_TIME, MAX_TIME_TEXT
 
 #: Names of the 18 SWF fields, in file order (SWF v2.2, fields 1..18).
 FIELD_NAMES: tuple[str, ...] = (
@@ -56,8 +58,21 @@ FIELD_NAMES: tuple[str, ...] = (
 NB_FIELDS = len(FIELD_NAMES)
 #: 0-based indices of the fields that must be integers (counts, identifiers, status).
 INTEGER_FIELDS: frozenset[int] = frozenset({0, 4, 7, 10, 11, 12, 13, 14, 15, 16})
+#: 0-based indices of the fields in seconds (submit, wait, run, average CPU, requested and
+#: think times): each must be below :data:`~hdeeprm.workload.model.MAX_TIME`.
+TIME_FIELDS: frozenset[int] = frozenset({1, 2, 3, 5, 8, 17})
+#: Largest value of an integer field: 2**53 - 1, the largest integer a double (the reader's
+#: array type) holds exactly. A larger count or job number would silently change value.
+MAX_INTEGER = 2 ** 53 - 1
+#: What reading a corrupt or truncated (gzip) file raises: caught and reported as a WorkloadError.
+READ_ERRORS = (OSError, EOFError, zlib.error)
 #: The value SWF uses for "unknown".
 UNKNOWN = -1
+#: The text of an SWF number: optional ``-``, digits with an optional decimal part, an
+#: optional exponent. Python's ``int()``/``float()`` also take ``+2``, ``5_0`` and non-ASCII
+#: digits, which are not SWF numbers and are rejected.
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_DIGITS = re.compile(r"-?[0-9]+")
 
 _KEY_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 
@@ -220,7 +235,8 @@ def open_swf(path: str | os.PathLike) -> IO[str]:
         path: The trace, plain or gzip-compressed (``.swf`` or ``.swf.gz``).
 
     Returns:
-        A text stream (UTF-8, undecodable bytes replaced) the caller must close.
+        A text stream (UTF-8, a leading byte-order mark skipped, undecodable bytes
+        replaced) the caller must close.
 
     Raises:
         WorkloadError: The file does not exist or cannot be read.
@@ -234,28 +250,29 @@ def open_swf(path: str | os.PathLike) -> IO[str]:
         raise WorkloadError(f"cannot read SWF trace: {exc.strerror}", path=name) from None
     magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace")
 
 
 def _number(token: str, index: int, path: str, line: int) -> float:
-    """Parse one field of a job line (slow path, only for decimals and errors)."""
+    """Parse and check one field of a job line (slow path, only for decimals and errors)."""
     name = f"field {index + 1} ({FIELD_NAMES[index]})"
     integral = index in INTEGER_FIELDS
-    try:
-        value: float = int(token)
-    except ValueError:
-        try:
-            value = float(token)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or (integral and not value.is_integer()):
-            kind = "an integer" if integral else "a number"
-            raise WorkloadError(f"{name} must be {kind}, got {token!r}", path, line,
-                                FIELD_NAMES[index]) from None
-        if integral:
-            value = int(value)
+    value: float = float(token) if _NUMBER.fullmatch(token) else math.nan
+    if not math.isfinite(value) or (integral and not value.is_integer()):
+        kind = "an integer" if integral else "a number"
+        raise WorkloadError(f"{name} must be {kind}, got {token!r}", path, line, FIELD_NAMES[index])
+    if _DIGITS.fullmatch(token):
+        value = int(token)
+    elif integral:
+        value = int(value)
     if value < 0 and value != UNKNOWN:
         raise WorkloadError(f"{name} must be -1 (unknown) or >= 0, got {token}", path, line,
+                            FIELD_NAMES[index])
+    if integral and value > MAX_INTEGER:
+        raise WorkloadError(f"{name} must be an integer <= {MAX_INTEGER} (2**53 - 1), got {token!r}",
+                            path, line, FIELD_NAMES[index])
+    if index in TIME_FIELDS and not value < MAX_TIME:
+        raise WorkloadError(f"{name} must be {MAX_TIME_TEXT}, got {token!r}", path, line,
                             FIELD_NAMES[index])
     return value
 
@@ -266,15 +283,12 @@ def _parse_decimal_line(tokens: list[str], path: str, line: int) -> list[float]:
         values: list[float] = list(map(float, tokens))
     except ValueError:
         return [_number(tok, i, path, line) for i, tok in enumerate(tokens)]  # raises
-    for i in INTEGER_FIELDS:
-        value = values[i]
-        if value.is_integer():
-            values[i] = int(value)
-        else:
-            _number(tokens[i], i, path, line)  # raises: not an integer (or not finite)
     for i, value in enumerate(values):
-        if value < 0 and value != UNKNOWN or not math.isfinite(value):
-            _number(tokens[i], i, path, line)  # raises
+        integral = i in INTEGER_FIELDS
+        if (value < 0 and value != UNKNOWN) or not value < MAX_TIME or (integral and not value.is_integer()):
+            values[i] = _number(tokens[i], i, path, line)  # raises, unless a large integer count
+        elif integral:
+            values[i] = int(value)
     return values
 
 
@@ -290,9 +304,11 @@ def parse_swf_line(text: str, path: str = "<string>", line: int = 0) -> SWFRecor
         The record; integer-looking tokens become ``int``, decimals ``float``.
 
     Raises:
-        WorkloadError: Not exactly 18 fields, a field that is not a number (or not an
-            integer for counts and identifiers, see :data:`INTEGER_FIELDS`), or a
-            negative value other than -1. The message names the field, e.g.
+        WorkloadError: Not exactly 18 fields, a field that is not an SWF number (or not an
+            integer for counts and identifiers, see :data:`INTEGER_FIELDS`), a negative
+            value other than -1, an integer above :data:`MAX_INTEGER` or a time (see
+            :data:`TIME_FIELDS`) not below :data:`~hdeeprm.workload.model.MAX_TIME`. The
+            message names the field, e.g.
             ``field 5 (allocated processors) must be an integer, got 'x' (trace.swf:12)``.
     """
     tokens = text.split()
@@ -303,14 +319,15 @@ def parse_swf_line(text: str, path: str = "<string>", line: int = 0) -> SWFRecor
             raise WorkloadError(f"expected {NB_FIELDS} fields, got {count}: field {count + 1} "
                                 f"({missing}) is missing", path, line, missing)
         raise WorkloadError(f"expected {NB_FIELDS} fields, got {count}", path, line)
+    if not text.isascii() or "_" in text or "+" in text:   # not SWF's syntax, unless 1e+05
+        return SWFRecord(*(_number(tok, i, path, line) for i, tok in enumerate(tokens)), line)
     try:
         values: list[float] = list(map(int, tokens))  # fast path: the usual all-integer line
     except ValueError:
         values = _parse_decimal_line(tokens, path, line)
     else:
-        if min(values) < UNKNOWN:
-            for i, token in enumerate(tokens):
-                _number(token, i, path, line)  # raises on the first negative one
+        if min(values) < UNKNOWN or max(values) >= MAX_TIME:
+            values = [_number(token, i, path, line) for i, token in enumerate(tokens)]  # raises if bad
     return SWFRecord(*values, line)
 
 
@@ -347,26 +364,31 @@ def _job_lines(stream: IO[str], header: SWFHeader | None, path: str) -> Iterator
                     header.add_line(stripped[1:].rstrip("\r\n"))
                 continue
             yield number, stripped
-    except (OSError, EOFError) as exc:  # corrupt or truncated gzip stream
+    except READ_ERRORS as exc:  # corrupt or truncated gzip stream
         raise WorkloadError(f"cannot read SWF trace after line {number}: {exc}", path) from None
 
 
 def _parse_chunk(texts: list[str], numbers: list[int], path: str) -> np.ndarray:
     """Parse job lines at once with numpy; re-parse line by line to report an error."""
-    try:
-        values = np.loadtxt(texts, dtype=np.float64, ndmin=2, comments=None)
-    except ValueError:
-        values = None
+    joined = "".join(texts)
+    values = None
+    if joined.isascii() and "_" not in joined and "+" not in joined:   # else not SWF: line by line
+        try:
+            values = np.loadtxt(texts, dtype=np.float64, ndmin=2, comments=None)
+        except ValueError:
+            values = None
     if values is not None and values.shape[1] == NB_FIELDS:
         integral = values[:, _INTEGER_INDEX]
         if (np.isfinite(values).all() and ((values >= 0) | (values == UNKNOWN)).all()
-                and (integral == np.floor(integral)).all()):
+                and (integral == np.floor(integral)).all() and (integral <= MAX_INTEGER).all()
+                and (values[:, _TIME_INDEX] < MAX_TIME).all()):
             return values
     records = [parse_swf_line(text, path, number) for text, number in zip(texts, numbers)]
     return np.array([record[:NB_FIELDS] for record in records], dtype=np.float64).reshape(-1, NB_FIELDS)
 
 
 _INTEGER_INDEX = np.array(sorted(INTEGER_FIELDS))
+_TIME_INDEX = np.array(sorted(TIME_FIELDS))
 
 
 def iter_swf_chunks(path: str | os.PathLike, header: SWFHeader | None = None,
@@ -416,12 +438,15 @@ def read_swf_header(path: str | os.PathLike) -> SWFHeader:
     """
     header = SWFHeader()
     with open_swf(path) as stream:
-        for text in stream:
-            stripped = text.lstrip()
-            if stripped and stripped[0] != ";":
-                break
-            if stripped:
-                header.add_line(stripped[1:].rstrip("\r\n"))
+        try:
+            for text in stream:
+                stripped = text.lstrip()
+                if stripped and stripped[0] != ";":
+                    break
+                if stripped:
+                    header.add_line(stripped[1:].rstrip("\r\n"))
+        except READ_ERRORS as exc:  # corrupt or truncated gzip stream
+            raise WorkloadError(f"cannot read SWF trace header: {exc}", os.fspath(path)) from None
     return header
 
 

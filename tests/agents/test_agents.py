@@ -101,15 +101,13 @@ def test_mismatched_checkpoints_name_both_shapes(tmp_path):
         PolicyLearningAgent(0.9, 32, 5, 21).load_checkpoint(path)
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(AgentError, match=re.escape(
-            "cannot read checkpoint: not a file written by torch.save (UnpicklingError: Weights only load failed. "
-            "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` "
-            "to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can "
-            f"result in arbitrary code execution. Do it only if you got the file from a trusted source.) "
-            f"({tmp_path / 'junk.pt'})")):
+            f"not an HDeepRM checkpoint ({tmp_path / 'junk.pt'}): not an archive written by torch.save "
+            "(truncated, or another kind of file)")):
         PolicyLearningAgent(0.9, 16, 5, 21).load_checkpoint(tmp_path / "junk.pt")
     torch.save({"weights": torch.zeros(2)}, tmp_path / "plain.pt")
     with pytest.raises(AgentError, match=re.escape(
-            f"not an HDeepRM checkpoint (no 'hdeeprm-checkpoint' manifest) ({tmp_path / 'plain.pt'})")):
+            f"not an HDeepRM checkpoint ({tmp_path / 'plain.pt'}): no 'hdeeprm-checkpoint' manifest "
+            "(a torch.save file of something else)")):
         PolicyLearningAgent(0.9, 16, 5, 21).load_checkpoint(tmp_path / "plain.pt")
 
 

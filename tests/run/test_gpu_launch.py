@@ -48,6 +48,12 @@ def test_gpu_launch_writes_batsim_style_outputs(tmp_path, capsys):
     for name in ("episodes.csv", "makespans.log", "run.json", "out_gpu_timeline.csv", "out_schedule.csv", "jct_cdf.png",
                  "gpu_timeline.png"):
         assert (out / name).is_file()
+    info = json.loads((out / "run.json").read_text())
+    assert (info["status"], info["simulator"], info["platform"]["gpus"]) == ("finished", "gpu", 8)
+    assert info["workload"]["report"]["skipped"] == {"blank line": 1}
+    (out / "jct_cdf.png").write_bytes(b"stale")
+    assert main([str(options), "-o", str(out), "-q"]) == 0   # the run owns its folder: a rerun replaces it
+    assert (out / "jct_cdf.png").read_bytes() != b"stale"
     assert main([str(options), "-o", str(tmp_path / "out2")]) == 0
     assert "gpu_allocation_rate" in capsys.readouterr().out
     assert (tmp_path / "out2" / "out_jobs.csv").read_bytes() == (out / "out_jobs.csv").read_bytes()

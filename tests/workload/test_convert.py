@@ -216,12 +216,21 @@ def test_tsafrir_ratios_drawn_on_sdsc():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"nb_cores": 0}, "nb_cores must be a positive integer, got 0"),
-    ({"reference_speed": 0}, "reference_speed must be > 0 FLOP/s for parallel_homogeneous profiles, got 0"),
+    ({"reference_speed": 0}, "reference_speed must be a finite number > 0 FLOP/s for parallel_homogeneous "
+                             "profiles, got 0"),
+    ({"reference_speed": float("inf")}, "reference_speed must be a finite number > 0 FLOP/s for "
+                                        "parallel_homogeneous profiles, got inf"),
+    ({"seed": -5}, "seed must be an integer >= 0, got -5"),
+    ({"seed": 1.5}, "seed must be an integer >= 0, got 1.5"),
+    ({"default_mem": float("inf")}, "default_mem must be a finite number >= 0 MB, got inf"),
+    ({"time_window": (float("nan"), 5)}, "time_window must be (t0, t1) with t0 < t1, got (nan, 5)"),
     ({"actual_work": "magic"}, "actual_work must be one of runtime, tsafrir, got 'magic'"),
     ({"profile_type": "smpi"}, "profile_type must be one of parallel_homogeneous, delay, got 'smpi'"),
     ({"time_window": (5, 5)}, "time_window must be (t0, t1) with t0 < t1, got (5, 5)"),
     ({"first_job": -1}, "first_job must be >= 0, got -1"),
-    ({"mem_bw_choices": ()}, "mem_bw_choices must be a non-empty list of values >= 0 GB/s, got []"),
+    ({"mem_bw_choices": ()}, "mem_bw_choices must be a non-empty list of finite values >= 0 GB/s, got []"),
+    ({"mem_bw_choices": (4.0, float("nan"))}, "mem_bw_choices must be a non-empty list of finite values >= 0 "
+                                              "GB/s, got [4.0, nan]"),
 ])
 def test_bad_options(kwargs, message):
     with pytest.raises(OptionsError, match=f"^{re.escape(message)}$"):
