@@ -50,7 +50,7 @@ def test_gpu_launch_writes_batsim_style_outputs(tmp_path, capsys):
         assert (out / name).is_file()
     info = json.loads((out / "run.json").read_text())
     assert (info["status"], info["simulator"], info["platform"]["gpus"]) == ("finished", "gpu", 8)
-    assert info["workload"]["report"]["skipped"] == {"blank line": 1}
+    assert (info["workload"]["jobs"], info["workload"]["report"]["rows"]) == (3, 3)
     (out / "jct_cdf.png").write_bytes(b"stale")
     assert main([str(options), "-o", str(out), "-q"]) == 0   # the run owns its folder: a rerun replaces it
     assert (out / "jct_cdf.png").read_bytes() != b"stale"
