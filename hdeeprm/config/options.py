@@ -24,7 +24,8 @@ An options file is JSON::
       "gpu": {"placement": "best_fit", "ordering": "fcfs", "blocking": false,   # HDeepRM addition: a timed
               "reference_type": "V100 SXM2 16GB", "precision": "fp32",        # GPU run (platform: a GPU
               "stand_in": "", "share_slowdown": 1.0, "spread_slowdown": 1.0,  # platform JSON or an openb
-              "first_job": 0}                                                 # node list; workload: Philly
+              "throughput": {"T4": 0.4},                                      # node list; workload: Philly
+              "first_job": 0}
     }                                                                         # or an openb pod list)
 
 A ``gpu`` block makes the run a timed GPU replay (:mod:`hdeeprm.run.gpu_launch`); its keys are
@@ -134,6 +135,7 @@ SCHEMA: dict[str, Any] = {
             "reference_type": {"type": "string", "minLength": 1},
             "precision": {"enum": list(SPEED_PRECISIONS)},
             "stand_in": {"type": "string"},
+            "throughput": {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
             "share_slowdown": {"type": "number", "minimum": 1},
             "spread_slowdown": {"type": "number", "minimum": 1},
             "first_job": {"type": "integer", "minimum": 0},

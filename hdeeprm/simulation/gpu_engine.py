@@ -10,7 +10,9 @@ of type ``t`` it runs ``rate(ref) / rate(t)`` times as long, ``rate`` the type's
 at the run's precision (FP32 by default) from the GPU type library (vendor datasheets): the
 "rate ratio" default of a per-type throughput table such as Gavel's (Narayanan et al., OSDI 2020,
 who measure 0.4-5x between P100 and V100 depending on the model; give ``precision`` to change the
-column). A job spread over several GPU types runs at the pace of its slowest GPU. Two documented
+column), or a per-workload **throughput table** (``throughput``: GPU type -> jobs' speed relative to
+the reference type, e.g. measured as in Gavel) that overrides the ratio for the types it names. A
+job spread over several GPU types runs at the pace of its slowest GPU. Two documented
 penalty factors multiply the time: ``share_slowdown`` for a job that holds a fraction of a GPU
 (time-slicing or MPS interference; Xiao et al., "Gandiva", OSDI 2018, measure co-located training
 jobs) and ``spread_slowdown`` for a job spread over several nodes (lost locality; Jeon et al.,
@@ -67,6 +69,8 @@ class GpuRunConfig:
         reference_type: GPU type (library name or alias) the durations are measured on.
         precision: Rate column of the speed model, one of :data:`SPEED_PRECISIONS`.
         stand_in: Type whose rates and power replace missing ones ("" = the reference type).
+        throughput: Measured speed of the jobs on a GPU type relative to the reference type (> 0), by type name
+            (library name or alias); overrides the rate ratio for those types.
         share_slowdown: Run-time factor (>= 1) of a job holding a fraction of a GPU.
         spread_slowdown: Run-time factor (>= 1) of a job spread over several nodes.
         seed: Seed of the node tie ranks and the ``random`` policy.
@@ -78,6 +82,7 @@ class GpuRunConfig:
     reference_type: str = DEFAULT_REFERENCE_TYPE
     precision: str = DEFAULT_SPEED_PRECISION
     stand_in: str = ""
+    throughput: dict[str, float] = field(default_factory=dict)
     share_slowdown: float = DEFAULT_SHARE_SLOWDOWN
     spread_slowdown: float = DEFAULT_SPREAD_SLOWDOWN
     seed: int = 0
@@ -163,13 +168,21 @@ def type_factors(cluster: GpuCluster, config: GpuRunConfig) -> tuple[np.ndarray,
             raise OptionsError(f"gpu {what} {gpu.name!r} has no {config.precision} rate or no power figures in the "
                                "GPU type library: pick a type that has them")
     ref_rate = reference.peak(config.precision)
+    measured = {}
+    for name, speed in config.throughput.items():
+        if not (isinstance(speed, (int, float)) and speed > 0):
+            raise OptionsError(f"gpu throughput of {name!r} must be a positive speed ratio, got {speed!r}")
+        try:
+            measured[library[name].name] = float(speed)
+        except Exception as exc:
+            raise OptionsError(f"gpu throughput: {exc}") from None
     slowness, idle, tdp, stand_ins = [], [], [], {}
     for model, gpu in zip(cluster.models, cluster.gpu_types):
         used: GpuType = gpu
         if gpu.peak(config.precision) is None or gpu.tdp is None or gpu.idle_power is None:
             used = stand_in
             stand_ins[model] = stand_in.name
-        slowness.append(ref_rate / used.peak(config.precision))
+        slowness.append(1.0 / measured[gpu.name] if gpu.name in measured else ref_rate / used.peak(config.precision))
         idle.append(used.idle_power)
         tdp.append(used.tdp)
     return (np.array([*slowness, 1.0]), np.array([*idle, 0.0]), np.array([*tdp, 0.0]), stand_ins)

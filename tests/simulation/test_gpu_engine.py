@@ -165,3 +165,12 @@ def test_release_restores_the_placement_state_and_its_fragmentation():
     state.release(0, np.array([1]), pod)
     for now, then in zip((state.gpu_left, state.frag, state.shapes, state.cpu_left), before):
         assert np.array_equal(now, then)
+
+
+def test_a_throughput_table_overrides_the_rate_ratio():
+    cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4")])
+    jobs = gpu_jobs([("j", 0, 100, 1, 1000, 0, 0, 0, "")])
+    result = simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T4": 0.25}))
+    assert result.finish[0] == pytest.approx(400.0)
+    with pytest.raises(OptionsError, match="must be a known gpu type"):
+        simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T5": 0.25}))
