@@ -29,6 +29,11 @@ SUMMARY: tuple[tuple[str, str], ...] = (
     ("makespan", "s"), ("mean_waiting_time", "s"), ("mean_turnaround_time", "s"),
     ("mean_slowdown", "(turnaround / run time)"), ("mean_bounded_slowdown", f"(tau = {BOUNDED_SLOWDOWN_TAU:g} s)"),
     ("utilization", "(busy core time / available, 0-1)"), ("energy", "J"))
+#: Metrics a GPU run (an options file with a ``gpu`` block) prints after :data:`SUMMARY`, with their units.
+GPU_SUMMARY: tuple[tuple[str, str], ...] = (
+    ("jct_mean", "s"), ("jct_median", "s"), ("jct_p95", "s"), ("jct_p99", "s"), ("queueing_delay_mean", "s"),
+    ("gpu_allocation_rate", "(allocated GPU share / GPUs, 0-1)"),
+    ("gpu_fragmentation_ratio", "(ATC'23 fragmented share / GPUs, 0-1)"), ("gpu_occupancy", "(busy GPUs / GPUs, 0-1)"))
 
 
 def _positive_int(text: str) -> int:
@@ -116,6 +121,8 @@ def _run(args: argparse.Namespace) -> int:
 def format_summary(metrics: dict) -> str:
     """The summary printed after a run: one ``key  value unit`` line per metric of :data:`SUMMARY`.
 
+    A GPU run's metrics also get the lines of :data:`GPU_SUMMARY`.
+
     Args:
         metrics: An episode's metrics (:func:`hdeeprm.outputs.metrics.summarize`).
 
@@ -123,7 +130,7 @@ def format_summary(metrics: dict) -> str:
         The lines, indented by two blanks, no trailing line break.
     """
     lines = []
-    for key, unit in SUMMARY:
+    for key, unit in (*SUMMARY, *(item for item in GPU_SUMMARY if item[0] in metrics)):
         value = metrics[key]
         text = f"{value:.6g}" if isinstance(value, float) else f"{value}"
         lines.append(f"  {key:24s} {text} {unit}".rstrip())

@@ -2,8 +2,12 @@
 
 Usage::
 
-    hdeeprm-platform summary PLATFORM.json [--library extra.json ...]
+    hdeeprm-platform summary PLATFORM.json|NODE_LIST.csv [--library extra.json ...] [--gpu-library gpus.json ...]
     hdeeprm-platform xml PLATFORM.json -o platform.xml [--library extra.json ...] [--network ideal|library]
+
+``summary`` adds a GPU table (model, type, grouping, nodes, GPUs, GPU memory, peak FP32/FP16 and
+TDP) when the platform's node types have GPUs; given an openb node list (``.csv``) it prints the
+GPU table only.
 
 Errors in the inputs are printed on stderr as ``hdeeprm-platform: error: <message>``
 and the exit status is 2 (no traceback).
@@ -52,11 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
                                      "to a SimGrid XML platform for Batsim 4.2.1.")
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("platform", help="HDeepRM platform JSON file")
+    common.add_argument("platform", help="HDeepRM platform JSON file (summary: or an openb node list .csv)")
     common.add_argument("--library", action="append", default=[], metavar="FILE",
                         help="extra type library JSON (repeatable; later files override earlier ones)")
-    sub.add_parser("summary", parents=[common], help="print clusters, nodes, processors, cores, peak GFLOP/s, "
-                   "power and memory")
+    summary = sub.add_parser("summary", parents=[common], help="print clusters, nodes, processors, cores, "
+                             "peak GFLOP/s, power and memory, and the GPUs")
+    summary.add_argument("--gpu-library", action="append", default=[], metavar="FILE",
+                         help="extra GPU type library JSON (repeatable)")
     xml = sub.add_parser("xml", parents=[common], help="write the SimGrid XML platform")
     xml.add_argument("-o", "--output", required=True, help="output SimGrid XML file")
     xml.add_argument("--network", choices=NETWORK_MODES, default="ideal",
@@ -76,12 +82,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run() -> None:
-        hierarchy = load_platform(args.platform, extra_libraries=args.library)
         if args.command == "summary":
-            print(summary_table(hierarchy))
-        else:
-            out = write_simgrid_platform(hierarchy, args.output, network=args.network)
-            print(f"wrote {out}: {hierarchy.nb_cores} hosts + master_host")
+            from hdeeprm.platform.gpu_platform import gpu_summary_table, is_node_list, load_gpu_cluster
+
+            if not is_node_list(args.platform):
+                print(summary_table(load_platform(args.platform, extra_libraries=args.library)))
+            cluster = load_gpu_cluster(args.platform, extra_libraries=args.library, gpu_libraries=args.gpu_library)
+            if cluster.nb_gpus:
+                print(f"\nGPUs ({cluster.nb_gpus} on {int((cluster.gpu_count > 0).sum())} nodes):")
+                print(gpu_summary_table(cluster))
+            return
+        hierarchy = load_platform(args.platform, extra_libraries=args.library)
+        out = write_simgrid_platform(hierarchy, args.output, network=args.network)
+        print(f"wrote {out}: {hierarchy.nb_cores} hosts + master_host")
 
     return guarded(PROG, run)
 

@@ -7,6 +7,8 @@ Subcommands::
     hdeeprm-workload convert TRACE.swf -o workload.json --reference-speed FLOPS   # cores: MaxProcs
     hdeeprm-workload stats TRACE.swf[.gz] | workload.json
     hdeeprm-workload generate -o out.swf --nb-jobs N --nb-cores N --seed S
+    hdeeprm-workload generate --model gpu -o pods.csv --nb-jobs N --seed S [--rate JOBS_PER_HOUR] ...
+    hdeeprm-workload gpu-stats WORKLOAD [WORKLOAD ...] [--json]   # Philly table or openb pod lists
 
 Errors in the inputs are printed on stderr as ``hdeeprm-workload: error: ...`` and the
 exit code is 2 (as argparse's own usage errors), without a traceback.
@@ -107,13 +109,39 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("trace", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
     stats.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    gen = sub.add_parser("generate", help="synthetic SWF trace (Lublin & Feitelson model)")
-    gen.add_argument("-o", "--output", required=True, help="SWF file to write (.gz compresses)")
+    gen = sub.add_parser("generate", help="synthetic SWF trace (Lublin & Feitelson model) or GPU workload "
+                         "(--model gpu)")
+    gen.add_argument("-o", "--output", required=True, help="file to write: SWF (.gz compresses), or with --model gpu "
+                     "an openb pod list CSV")
+    gen.add_argument("--model", choices=("lublin", "gpu"), default="lublin",
+                     help="lublin: rigid HPC jobs (SWF, default); gpu: Philly-like GPU jobs "
+                          "(hdeeprm.workload.generators.gpu)")
     gen.add_argument("--nb-jobs", type=_non_negative_int, required=True, help="number of jobs")
-    gen.add_argument("--nb-cores", type=_positive_int, required=True, help="machine size")
+    gen.add_argument("--nb-cores", type=_positive_int, help="machine size (lublin: required)")
     gen.add_argument("--seed", type=_non_negative_int, default=0, help="seed (0)")
     gen.add_argument("--job-types", action="store_true",
-                     help="batch and interactive job types instead of whole-sample parameters")
+                     help="lublin: batch and interactive job types instead of whole-sample parameters")
+    from hdeeprm.workload.generators.gpu import GpuWorkloadModel
+
+    gpu = GpuWorkloadModel()
+    gen.add_argument("--rate", type=_positive_float, default=gpu.rate,
+                     help=f"gpu: mean arrivals per hour ({gpu.rate:g}, Philly's)")
+    gen.add_argument("--burst-probability", type=float, default=gpu.burst_probability,
+                     help=f"gpu: chance an arrival starts a burst ({gpu.burst_probability:g})")
+    gen.add_argument("--burst-median", type=_positive_float, default=gpu.burst_median,
+                     help=f"gpu: median extra jobs of a burst ({gpu.burst_median:g})")
+    gen.add_argument("--memory-share", type=float, default=gpu.memory_share,
+                     help=f"gpu: share of jobs needing --memory-gb per GPU ({gpu.memory_share:g})")
+    gen.add_argument("--memory-gb", type=_positive_float, default=gpu.memory_gb,
+                     help=f"gpu: GPU memory those jobs need, GB ({gpu.memory_gb:g})")
+    gen.add_argument("--type-share", type=float, default=gpu.type_share,
+                     help=f"gpu: share of jobs pinned to one of --types ({gpu.type_share:g})")
+    gen.add_argument("--types", nargs="+", default=list(gpu.types), metavar="GPU_TYPE",
+                     help="gpu: GPU types (library names or aliases) jobs may be pinned to")
+
+    gstats = sub.add_parser("gpu-stats", help="statistics of timed GPU workloads, side by side")
+    gstats.add_argument("workloads", nargs="+", help="Philly per-job table (.csv[.gz]) or openb pod lists")
+    gstats.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
 
@@ -174,10 +202,40 @@ def _stats(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
+    if args.model == "gpu":
+        _generate_gpu(args)
+        return
+    if args.nb_cores is None:
+        raise OptionsError("generate --model lublin needs --nb-cores N (the machine size)")
     from hdeeprm.workload.generators.lublin import generate_lublin_swf
     count = generate_lublin_swf(args.output, args.nb_jobs, args.nb_cores, seed=args.seed,
                                 job_types=args.job_types)
     print(f"{count} jobs written to {args.output}")
+
+
+def _generate_gpu(args: argparse.Namespace) -> None:
+    from hdeeprm.platform.gpu_types import load_gpu_library
+    from hdeeprm.workload.generators.gpu import GpuWorkloadModel, generate_gpu_jobs, write_gpu_pod_list
+
+    for name in ("burst_probability", "memory_share", "type_share"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise OptionsError(f"--{name.replace('_', '-')} must be a share in [0, 1], got {getattr(args, name)}")
+    library = load_gpu_library()
+    for name in args.types:
+        library.lookup(name, "--types")
+    model = GpuWorkloadModel(rate=args.rate, burst_probability=args.burst_probability, burst_median=args.burst_median,
+                             memory_share=args.memory_share, memory_gb=args.memory_gb, type_share=args.type_share,
+                             types=tuple(args.types))
+    count = write_gpu_pod_list(args.output, generate_gpu_jobs(args.nb_jobs, model, seed=args.seed))
+    print(f"{count} GPU jobs written to {args.output}")
+
+
+def _gpu_stats(args: argparse.Namespace) -> None:
+    from hdeeprm.workload.gpu_jobs import read_gpu_workload
+    from hdeeprm.workload.gpu_stats import format_gpu_stats, gpu_workload_stats
+
+    columns = {os.path.basename(path): gpu_workload_stats(read_gpu_workload(path)) for path in args.workloads}
+    print(json.dumps(columns, indent=2) if args.json else format_gpu_stats(columns))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handlers = {"convert": _convert, "stats": _stats, "generate": _generate}
+    handlers = {"convert": _convert, "stats": _stats, "generate": _generate, "gpu-stats": _gpu_stats}
     return guarded(PROG, lambda: handlers[args.command](args))
 
 

@@ -20,8 +20,17 @@ An options file is JSON::
       "contention": "hdeeprm",           # HDeepRM addition: contention model ("hdeeprm" | "none")
       "workload": {"actual_work": "runtime", "first_job": 0, "profile_type": "parallel_homogeneous",
                    "default_mem": 0.0, "enforce_walltime": false,
-                   "mem_bw_choices": [4, 8, 12, 16, 20, 24]}   # HDeepRM addition: SWF conversion
-    }
+                   "mem_bw_choices": [4, 8, 12, 16, 20, 24]},  # HDeepRM addition: SWF conversion
+      "gpu": {"placement": "best_fit", "ordering": "fcfs", "blocking": false,   # HDeepRM addition: a timed
+              "reference_type": "V100 SXM2 16GB", "precision": "fp32",        # GPU run (platform: a GPU
+              "stand_in": "", "share_slowdown": 1.0, "spread_slowdown": 1.0,  # platform JSON or an openb
+              "throughput": {"T4": 0.4},                                      # node list; workload: Philly
+              "first_job": 0}
+    }                                                                         # or an openb pod list)
+
+A ``gpu`` block makes the run a timed GPU replay (:mod:`hdeeprm.run.gpu_launch`); its keys are
+those of :class:`~hdeeprm.simulation.gpu_engine.GpuRunConfig`, whose defaults they keep, plus
+``first_job`` (jobs of the trace skipped before the window of ``nb_jobs``).
 
 Paths may use environment variables (``$HDEEPRM_SHARED/traces/KTH.swf.gz``: the
 shipped examples find the public traces this way) and ``~``; relative paths
@@ -53,11 +62,14 @@ import jsonschema
 
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
+from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
+from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
 from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import suggest
+from hdeeprm.simulation.gpu_engine import SPEED_PRECISIONS
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
                                       PROFILE_TYPE_CHOICES)
@@ -116,6 +128,18 @@ SCHEMA: dict[str, Any] = {
             "enforce_walltime": {"type": "boolean"},
             "mem_bw_choices": {"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0}},
         }},
+        "gpu": {"type": "object", "additionalProperties": False, "properties": {
+            "placement": {"enum": list(GPU_PLACEMENTS.names())},
+            "ordering": {"enum": list(GPU_ORDERINGS.names())},
+            "blocking": {"type": "boolean"},
+            "reference_type": {"type": "string", "minLength": 1},
+            "precision": {"enum": list(SPEED_PRECISIONS)},
+            "stand_in": {"type": "string"},
+            "throughput": {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
+            "share_slowdown": {"type": "number", "minimum": 1},
+            "spread_slowdown": {"type": "number", "minimum": 1},
+            "first_job": {"type": "integer", "minimum": 0},
+        }},
     },
 }
 
@@ -160,6 +184,7 @@ class Options:
             with one is an error.
         enforce_walltime: Kill SWF jobs that run longer than their requested time [False: as
             the original HDeepRM, the requested time is only the estimate policies see].
+        gpu: The ``gpu`` block of a timed GPU run (see the module docstring), as given [None: a CPU run].
         source: The options file ["<options>"].
         given: The option names the file set explicitly (the rest are defaults).
     """
@@ -187,6 +212,7 @@ class Options:
     default_mem: float = DEFAULT_MEM
     enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME
     mem_bw_choices: list[float] = field(default_factory=lambda: list(DEFAULT_MEM_BW_CHOICES))
+    gpu: dict[str, Any] | None = None
     source: str = "<options>"
     given: frozenset[str] = frozenset()
 
@@ -194,6 +220,8 @@ class Options:
         """Plain dict of the resolved options (written into ``run.json``)."""
         out = asdict(self)
         out["given"] = sorted(self.given)
+        if self.gpu is None:   # a CPU run's run.json stays as it was before GPU runs existed
+            del out["gpu"]
         return out
 
     def replace(self, **changes: Any) -> Options:
@@ -224,6 +252,7 @@ _KEY_PATHS: dict[tuple[str, ...], str] = {
     ("workload", "actual_work"): "actual_work", ("workload", "first_job"): "first_job",
     ("workload", "profile_type"): "profile_type", ("workload", "default_mem"): "default_mem",
     ("workload", "enforce_walltime"): "enforce_walltime", ("workload", "mem_bw_choices"): "mem_bw_choices",
+    ("gpu",): "gpu",
 }
 _FLOATS = {"queue_sensitivity", "lr", "gamma", "default_mem"}
 _INTS = {"seed", "nb_resources", "nb_jobs", "first_job", "hidden"}
@@ -359,6 +388,8 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
             continue
         if name in ("workload_file_path", "platform_file_path"):
             node = _resolve_path(node, base, name, source)
+        elif name == "gpu":
+            node = dict(node)
         elif name == "mem_bw_choices":
             node = [float(x) for x in node]
         elif name in _FLOATS:

@@ -81,7 +81,7 @@ class PodRequest:
 
 
 class PlacementState:
-    """Free resources of every node of a cluster, updated as pods are placed (never removed).
+    """Free resources of every node of a cluster, updated as pods are placed and (timed runs) released.
 
     Args:
         cluster: The cluster.
@@ -111,6 +111,7 @@ class PlacementState:
         self.gpu_left = np.where(np.arange(width) < cluster.gpu_count[:, None], MILLI, 0).astype(np.int64)
         self.total_left = self.gpu_left.sum(axis=1)
         self.shapes = np.zeros((cluster.nb_nodes, width + 1), dtype=bool)
+        self.shape_pods = np.zeros((cluster.nb_nodes, width + 1), dtype=np.int64)
         self.cpu_norm = max(int(cluster.cpu_milli.max(initial=1)), 1)
         self.gpu_norm = MILLI * width
         self.typical = typical
@@ -151,6 +152,21 @@ class PlacementState:
             self.gpu_left[node, gpus] -= pod.gpu_milli
             self.total_left[node] -= pod.gpu_request
             self.shapes[node, pod.shape_tag] = True
+            self.shape_pods[node, pod.shape_tag] += 1
+        self._refresh_fragmentation(node)
+
+    def release(self, node: int, gpus: np.ndarray, pod: PodRequest) -> None:
+        """Give back what :meth:`place` took for the pod on ``node`` and ``gpus`` (a finished job)."""
+        self.cpu_left[node] += pod.cpu
+        self.memory_left[node] += pod.memory
+        if pod.num_gpu:
+            self.gpu_left[node, gpus] += pod.gpu_milli
+            self.total_left[node] += pod.gpu_request
+            self.shape_pods[node, pod.shape_tag] -= 1
+            self.shapes[node, pod.shape_tag] = self.shape_pods[node, pod.shape_tag] > 0
+        self._refresh_fragmentation(node)
+
+    def _refresh_fragmentation(self, node: int) -> None:
         if self.typical is not None:
             count, below = gpu_fit_counts(self.gpu_left[node:node + 1], self.typical)
             self.count[node], self.below[node] = count[0], below[0]

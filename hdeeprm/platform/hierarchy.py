@@ -111,6 +111,9 @@ class NodeType:
         memory_capacity: Node memory in GB (shared by all its cores).
         memory_type: Memory technology, informative (e.g. ``"DDR3-1333"``).
         source: Library file that defined it (for messages).
+        gpus: ``(GPU type name, number, grouping)`` triples (grouping ``"NVLink"`` or ``"PCIe"``); empty for a
+            CPU-only node. The CPU model ignores them; timed GPU runs read them
+            (:mod:`hdeeprm.platform.gpu_platform`).
     """
 
     name: str
@@ -118,6 +121,7 @@ class NodeType:
     memory_capacity: float
     memory_type: str = ""
     source: str = ""
+    gpus: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

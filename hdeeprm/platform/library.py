@@ -7,7 +7,9 @@ format, the same as the original HDeepRM's ``data/*.json``):
   "dpflops_per_cycle": 4, "power": 60 (W, TDP of the whole processor),
   "mem_bw": 32.0 (GB/s, shared by its cores), "uarch": ..., "llc_size": ... (MB)}``;
 - node type: ``{"processors": [{"type": "Xeon L5640", "number": 2}],
-  "memory": {"type": "DDR3-1333", "capacity": 48 (GB)}}``;
+  "memory": {"type": "DDR3-1333", "capacity": 48 (GB)}}``, optionally with
+  ``"gpus": [{"type": "A100 SXM4 80GB", "number": 8, "grouping": "NVLink"}]`` (GPU types
+  from the GPU type library, :mod:`hdeeprm.platform.gpu_types`; grouping ``NVLink`` or ``PCIe``);
 - network type: ``{"bandwidth": "32Gbps"}`` (SimGrid bandwidth units);
 - memory type (accepted for compatibility, unused): ``{"latency": "103.5ns"}``.
 
@@ -56,7 +58,9 @@ _TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-1
 _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 _PROCESSOR_FIELDS = ("type", "cores", "clock_rate", "dpflops_per_cycle", "power", "mem_bw", "uarch", "llc_size", "id")
-_NODE_FIELDS = ("processors", "memory", "id")
+_NODE_FIELDS = ("processors", "memory", "gpus", "id")
+#: How the GPUs of a node are connected (informative: the timed GPU model does not time communication).
+GPU_GROUPINGS = ("NVLink", "PCIe")
 _NETWORK_FIELDS = ("bandwidth", "id")
 _MEMORY_FIELDS = ("latency", "id")
 _GROUPS = {"processor_types": "processor", "node_types": "node", "network_types": "network",
@@ -384,7 +388,30 @@ def _parse_node(name: str, entry: Mapping[str, Any], what: str, path: str, line:
     capacity = check_positive_number(_require(memory, "capacity", f"{what}: memory", path, line),
                                      f"{what}: memory.capacity", path, line)
     return NodeType(name=name, processors=tuple(slots), memory_capacity=capacity,
-                    memory_type=str(memory.get("type", "")), source=path)
+                    memory_type=str(memory.get("type", "")), source=path, gpus=_parse_gpus(entry, what, path, line))
+
+
+def _parse_gpus(entry: Mapping[str, Any], what: str, path: str, line: int | None) -> tuple[tuple[str, int, str], ...]:
+    gpus = entry.get("gpus", [])
+    if not isinstance(gpus, list):
+        raise PlatformError(f"{what}: gpus must be a list of {{type, number, grouping}}, got {gpus!r}", path, line)
+    out = []
+    for i, slot in enumerate(gpus):
+        where = f"{what}: gpus[{i}]"
+        if not isinstance(slot, dict):
+            raise PlatformError(f"{where} must be an object with 'type', 'number' and 'grouping', got {slot!r}",
+                                path, line)
+        check_fields(slot, ("type", "number", "grouping"), where, path, line)
+        gtype = _require(slot, "type", where, path, line)
+        if not isinstance(gtype, str) or not gtype:
+            raise PlatformError(f"{where}.type must be a GPU type name, got {gtype!r}", path, line)
+        grouping = slot.get("grouping", "PCIe")
+        if grouping not in GPU_GROUPINGS:
+            raise PlatformError(f"{where}.grouping must be one of {', '.join(GPU_GROUPINGS)}, got {grouping!r}",
+                                path, line)
+        out.append((gtype, check_positive_int(_require(slot, "number", where, path, line), f"{where}.number",
+                                              path, line), grouping))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=1)

@@ -45,6 +45,8 @@ class GpuCluster:
         gpu_types: The library entry of each model (same order as ``models``).
         source: The file read ("" when built in code).
         skipped: Rows not turned into nodes, by reason (e.g. ``{"blank line": 1}``).
+        groupings: How the GPUs of each model are connected (``"NVLink"``, ``"PCIe"``), by model name, when the
+            input says (a platform JSON does, an openb node list does not).
     """
 
     names: tuple[str, ...]
@@ -56,6 +58,7 @@ class GpuCluster:
     gpu_types: tuple[GpuType, ...]
     source: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
+    groupings: dict[str, str] = field(default_factory=dict)
 
     @property
     def nb_nodes(self) -> int:

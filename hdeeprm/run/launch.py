@@ -58,7 +58,7 @@ RUNNING, FINISHED, INTERRUPTED, FAILED = "running", "finished", "interrupted", "
 #: folder never mixes the files of two runs (the plots of ``hdeeprm-visual`` included).
 RUN_OUTPUTS: tuple[str, ...] = ("run.json", "out_*.csv", "out_metrics.json", "overutilizations.json",
                                 "episodes.csv", "rewards.log", "losses.log", "makespans.log", "probs.json",
-                                *(f"{name}.png" for name in PLOTS))
+                                *(f"{name}.png" for name in PLOTS), "jct_cdf.png", "gpu_timeline.png")
 
 
 def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> list[Path]:
@@ -166,6 +166,13 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     """
     if not isinstance(options, Options):
         options = load_options(options)
+    if options.gpu is not None:   # a timed GPU replay (hdeeprm.run.gpu_launch)
+        from hdeeprm.run.gpu_launch import launch_gpu
+
+        return launch_gpu(options, outdir=outdir, quiet=quiet, libraries=libraries, unsupported={
+            "-a agent": agent_path, "-cw": custom_workload, "-im": inmodel, "-om": outmodel,
+            "-nr > 1": nb_runs != 1, "--simulator batsim": simulator != "embedded",
+            "--checkpoint-every": checkpoint_every is not None})
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")

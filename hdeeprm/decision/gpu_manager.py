@@ -1,0 +1,188 @@
+"""The GPU workload manager of a timed replay: queue, job orderings, placement, rejection.
+
+Jobs enter the queue at submission; at every decision the queued jobs are taken in the
+order of a :data:`GPU_ORDERINGS` key (ascending, stable, ties by submission order) and each
+is placed with a :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` policy:
+
+- **non-blocking** (default): every queued job is tried; one that does not fit waits for the
+  next decision. This is how the Kubernetes scheduler treats pending pods (the scheduler the
+  ATC'23 simulator of Weng et al. extends: ``hkust-adsl/kubernetes-scheduler-simulator``);
+- **blocking**: the decision stops at the first job that does not fit (head-of-line blocking,
+  the semantics of HDeepRM's CPU decisions).
+
+A job fits on one node (openb semantics, :class:`~hdeeprm.decision.gpu_placement.PodRequest`),
+unless it asks for more whole GPUs than any node of an allowed model holds: it is then
+**spread** over nodes (gang placement, as Philly's multi-server jobs, Jeon et al., ATC'19):
+split into chunks of G whole GPUs (G: the largest allowed node) plus the remainder, its CPU and
+memory split in proportion, each chunk placed by the policy in turn, all or nothing.
+
+A job that could not fit even on the empty cluster (no GPU of an allowed model with enough GPU
+memory, too many GPUs for one node or for the cluster, too much CPU or memory) is **rejected**
+at submission with its reason, never left to block the queue.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
+from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models
+from hdeeprm.platform.openb import MILLI, GpuCluster
+from hdeeprm.registry import Registry
+from hdeeprm.workload.gpu_jobs import GpuJobs
+
+#: An ordering: jobs -> ascending sort key of every job, float64 (J,).
+OrderingKey = Callable[[GpuJobs], np.ndarray]
+
+#: Job orderings of the GPU queue, by name (ascending keys, ties by submission order).
+GPU_ORDERINGS: Registry[OrderingKey] = Registry("GPU job ordering")
+GPU_ORDERINGS.register("fcfs", lambda jobs: jobs.submit.astype(np.float64))
+GPU_ORDERINGS.register("smallest_gpu_demand", lambda jobs: jobs.gpu_request.astype(np.float64))
+GPU_ORDERINGS.register("shortest_gpu_time", lambda jobs: jobs.gpu_request * jobs.duration)
+#: Ordering of a run that names none.
+DEFAULT_GPU_ORDERING = "fcfs"
+#: Placement policy of a run that names none.
+DEFAULT_GPU_PLACEMENT = "best_fit"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where one job (or one chunk of a spread job) runs.
+
+    Attributes:
+        node: Node index.
+        gpus: GPU indices on that node, int64 (k,).
+        pod: The request placed there.
+    """
+
+    node: int
+    gpus: np.ndarray
+    pod: PodRequest
+
+
+def _split(total: int, parts: list[int], whole: int) -> list[int]:
+    """``total`` split in proportion to ``parts`` (which sum to ``whole``), the remainder on the first part."""
+    shares = [total * p // whole for p in parts]
+    shares[0] += total - sum(shares)
+    return shares
+
+
+class GpuManager:
+    """Queue and placement of the jobs of one timed GPU run.
+
+    Args:
+        cluster: The cluster.
+        jobs: The workload.
+        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
+        ordering: A name of :data:`GPU_ORDERINGS`.
+        blocking: Head-of-line blocking (see the module docstring).
+        rng: Random generator of the run (node tie ranks, the ``random`` policy).
+        typical: Typical pods of the fragmentation measure (kept up to date in :attr:`state`).
+
+    Attributes:
+        state: Free resources of the cluster.
+        chunks: Per job, the requests it is placed as (one, or several for a spread job).
+        reasons: Per job, why it can never fit, or None.
+        queue: Submitted jobs waiting to start, by index.
+
+    Raises:
+        OptionsError: An unknown placement or ordering name (with the closest valid one).
+    """
+
+    def __init__(self, cluster: GpuCluster, jobs: GpuJobs, placement: str, ordering: str, blocking: bool,
+                 rng: np.random.Generator, typical: TypicalPods | None = None) -> None:
+        self.policy = GPU_PLACEMENTS[GPU_PLACEMENTS.check(placement)]
+        self.key = GPU_ORDERINGS[GPU_ORDERINGS.check(ordering)](jobs)
+        self.blocking = blocking
+        self.rng = rng
+        self.cluster = cluster
+        self.state = PlacementState(cluster, typical)
+        self.rank = rng.permutation(cluster.nb_nodes)
+        self.queue: list[int] = []
+        self.chunks: list[list[PodRequest]] = []
+        self.reasons: list[str | None] = []
+        memory_ok = np.array([gpu.memory * 1024 for gpu in cluster.gpu_types] + [0.0])
+        empty = PlacementState(cluster)
+        for i in range(len(jobs)):
+            allowed = allowed_models(jobs.gpu_spec[i], cluster.models)
+            allowed &= memory_ok >= jobs.gpu_memory_mib[i]
+            chunks, reason = self._plan(jobs, i, allowed, empty)
+            self.chunks.append(chunks)
+            self.reasons.append(reason)
+
+    def _plan(self, jobs: GpuJobs, i: int, allowed: np.ndarray, empty: PlacementState):
+        """The chunks of job ``i`` and the reason it can never fit (None when it can)."""
+        num, milli = int(jobs.num_gpu[i]), int(jobs.gpu_milli[i])
+        cpu, memory = int(jobs.cpu_milli[i]), int(jobs.memory_mib[i])
+        cluster = self.cluster
+        if num:
+            on_allowed = allowed[cluster.gpu_model]
+            if not on_allowed.any():
+                spec = "|".join(jobs.gpu_spec[i]) or "any"
+                return [], (f"no node has a GPU of an allowed model (gpu_spec {spec}, "
+                            f"{int(jobs.gpu_memory_mib[i])} MiB of GPU memory per GPU)")
+            widest = int(cluster.gpu_count[on_allowed].max())
+            if num > int(cluster.gpu_count[on_allowed].sum()):
+                return [], f"asks for {num} GPUs, the cluster has {int(cluster.gpu_count[on_allowed].sum())} allowed"
+            if num > widest:
+                parts = [widest] * (num // widest) + ([num % widest] if num % widest else [])
+                pods = [PodRequest(c, m, p, MILLI, allowed)
+                        for c, m, p in zip(_split(cpu, parts, num), _split(memory, parts, num), parts)]
+                if any(len(empty.fitting_nodes(p)) == 0 for p in pods):
+                    return [], f"a part of {parts[0]} GPUs of this spread job fits no node (CPU or memory)"
+                return pods, None
+        pod = PodRequest(cpu, memory, num, milli, allowed)
+        if len(empty.fitting_nodes(pod)) == 0:
+            return [], (f"fits no node even when the cluster is empty ({cpu} milli-CPU, {memory} MiB, "
+                        f"{num} x {milli} milli-GPU)")
+        return [pod], None
+
+    def submit(self, job: int) -> str | None:
+        """Queue ``job``; returns its rejection reason instead when it can never fit."""
+        reason = self.reasons[job]
+        if reason is None:
+            self.queue.append(job)
+        return reason
+
+    def _try(self, job: int) -> list[Placement] | None:
+        done: list[Placement] = []
+        for pod in self.chunks[job]:
+            chosen = select_node(self.state, pod, self.policy, self.rank, self.rng)
+            if chosen is None:
+                for p in reversed(done):
+                    self.state.release(p.node, p.gpus, p.pod)
+                return None
+            node, gpus = chosen
+            self.state.place(node, gpus, pod)
+            done.append(Placement(node, gpus, pod))
+        return done
+
+    def schedule(self) -> list[tuple[int, list[Placement]]]:
+        """Start what fits now: the queued jobs in ordering order, placed (see the module docstring).
+
+        Returns:
+            ``(job, placements)`` of every job started, in start order; they leave the queue.
+        """
+        started: list[tuple[int, list[Placement]]] = []
+        failed: set[tuple] = set()
+        waiting: list[int] = []
+        for job in sorted(self.queue, key=lambda j: (self.key[j], j)):
+            shape = tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.allowed.tobytes()) for p in self.chunks[job])
+            if (self.blocking and waiting) or shape in failed:
+                waiting.append(job)
+                continue
+            placed = self._try(job)
+            if placed is None:
+                failed.add(shape)   # resources only shrink within a decision: the same shape fails again
+                waiting.append(job)
+            else:
+                started.append((job, placed))
+        self.queue = sorted(waiting)
+        return started
+
+    def release(self, placements: list[Placement]) -> None:
+        """Free what a finished job held."""
+        for p in placements:
+            self.state.release(p.node, p.gpus, p.pod)

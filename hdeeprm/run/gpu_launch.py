@@ -1,0 +1,100 @@
+"""What ``hdeeprm-launch`` does for an options file with a ``gpu`` block: a timed GPU replay.
+
+Inputs: ``platform_file_path`` is a GPU platform (an HDeepRM platform JSON whose node types have
+GPUs, e.g. ``platforms/dgx_a100.json``, or an openb node list ``.csv``); ``workload_file_path``
+is a timed GPU workload (the Philly per-job table, e.g. ``$HDEEPRM_SHARED/traces/gpu/philly-derived.csv.gz``,
+or an openb pod list); ``nb_jobs`` and ``gpu.first_job`` pick a window of it. The policy is the
+``gpu`` block's placement and ordering (a classic policy: no agent).
+
+Outputs in the output folder, as a CPU run: ``out_jobs.csv`` (Batsim's columns plus the GPUs of each
+job), ``out_metrics.json``, ``episodes.csv``, ``makespans.log``, ``run.json``, plus
+``out_gpu_timeline.csv``, ``jct_cdf.png`` and ``gpu_timeline.png``
+(:mod:`hdeeprm.outputs.gpu_outputs`).
+"""
+from __future__ import annotations
+
+import csv
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+from hdeeprm.config.options import Options
+from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.gpu_outputs import write_gpu_outputs
+from hdeeprm.platform.gpu_platform import load_gpu_cluster
+from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
+from hdeeprm.workload.gpu_jobs import read_gpu_workload
+
+log = logging.getLogger(__name__)
+
+
+def gpu_config(options: Options) -> GpuRunConfig:
+    """The :class:`GpuRunConfig` of the options' ``gpu`` block (its defaults for the keys not given), seeded."""
+    block = {k: v for k, v in (options.gpu or {}).items() if k != "first_job"}
+    return GpuRunConfig(**block, seed=options.seed)
+
+
+def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libraries: Sequence[str | Path] = (),
+               unsupported: dict | None = None):
+    """Run the timed GPU replay of ``options`` and write its outputs into ``outdir``.
+
+    The run owns ``outdir`` as a CPU run does (:func:`~hdeeprm.run.launch.claim_outdir` once the inputs are read,
+    ``run.json`` with ``"status"`` running, then finished, interrupted or failed).
+
+    Args:
+        options: Options with a ``gpu`` block.
+        outdir: Output folder, created if needed.
+        quiet: Unused (no progress bar: the replay is one pass).
+        libraries: Extra processor/node type libraries for a platform JSON.
+        unsupported: Launch arguments given that a GPU run cannot honour (name -> value); any set one is an error.
+
+    Returns:
+        A :class:`~hdeeprm.run.launch.RunResult` with one metrics dict.
+
+    Raises:
+        OptionsError: A missing platform or workload, an agent, a custom workload, several runs or the Batsim
+            simulator asked for, or invalid ``gpu`` values.
+        PlatformError, WorkloadError: Invalid input files.
+    """
+    from hdeeprm.run.launch import FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, write_run_info
+
+    given = {name: value for name, value in (unsupported or {}).items() if value}
+    if given:
+        raise OptionsError(f"a GPU run (options with a 'gpu' block) takes a classic GPU policy and one run on the "
+                           f"embedded simulator: drop {', '.join(sorted(given))}", path=options.source)
+    for name in ("platform_file_path", "workload_file_path"):
+        if not getattr(options, name):
+            raise OptionsError(f"{name} is required for a GPU run", path=options.source)
+    cluster = load_gpu_cluster(options.platform_file_path, extra_libraries=libraries)
+    if options.nb_resources is not None and options.nb_resources != cluster.nb_gpus:
+        raise OptionsError(f"nb_resources must equal the GPU platform's GPUs ({cluster.nb_gpus}), "
+                           f"got {options.nb_resources}", path=options.source)
+    jobs = read_gpu_workload(options.workload_file_path)
+    jobs = jobs.window(int((options.gpu or {}).get("first_job", 0)), options.nb_jobs)
+    config = gpu_config(options)
+    outdir = Path(outdir)
+    workload = SimpleNamespace(source=jobs.source, jobs=jobs.ids, report=jobs.report)   # what run.json reports
+    extra = {"simulator": "gpu", "platform": {"source": cluster.source, "nodes": cluster.nb_nodes,
+                                              "gpus": cluster.nb_gpus, "models": list(cluster.models)}}
+    claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path, *libraries))
+    write_run_info(outdir, options, workload, extra, status=RUNNING)
+    log.info("GPU run: %d jobs on %d GPUs of %d nodes, %s / %s, outputs in %s", len(jobs), cluster.nb_gpus,
+             cluster.nb_nodes, config.placement, config.ordering, outdir)
+    try:
+        result = simulate_gpu(cluster, jobs, config)
+        metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
+        with open(outdir / "episodes.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(metrics))
+            writer.writeheader()
+            writer.writerow(metrics)
+        (outdir / "makespans.log").write_text(f"{float(metrics['makespan'])!r}\n")
+    except KeyboardInterrupt:
+        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=INTERRUPTED)
+        raise
+    except Exception as exc:
+        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0,
+                                                   "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
+        raise
+    write_run_info(outdir, options, workload, {**extra, "episodes_completed": 1})
+    return RunResult(metrics=[metrics], outdir=outdir)

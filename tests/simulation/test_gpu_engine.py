@@ -1,0 +1,176 @@
+"""The timed GPU replay on tiny hand-worked platforms, and a Philly window on the real openb cluster."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
+from hdeeprm.errors import OptionsError, WorkloadError
+from hdeeprm.platform.openb import gpu_cluster
+from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
+from hdeeprm.workload.gpu_jobs import gpu_jobs
+
+V100 = "V100M16"   # openb alias of the reference type V100 SXM2 16GB: speed factor 1, idle 40 W, TDP 300 W
+
+
+def _two_gpu_node():
+    return gpu_cluster([("n0", 8000, 65536, 2, V100)])
+
+
+def _mixed_jobs():
+    # id, submit, duration, num_gpu, gpu_milli, cpu_milli, memory_mib, gpu_memory_mib, spec
+    return gpu_jobs([("frac", 0, 100, 1, 500, 1000, 1024, 0, ""), ("pair", 10, 50, 2, 1000, 1000, 1024, 0, ""),
+                     ("one", 20, 30, 1, 1000, 0, 0, 0, "")])
+
+
+def test_fractional_and_whole_gpu_jobs_on_one_two_gpu_node():
+    result = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="first_fit"))
+    # frac takes half of GPU 0 at 0 s; pair needs both GPUs whole: waits until frac ends at 100 s;
+    # one fits GPU 1 at 20 s (non-blocking queue) and ends at 50 s.
+    assert result.start.tolist() == [0.0, 100.0, 20.0]
+    assert result.finish.tolist() == [100.0, 150.0, 50.0]
+    assert result.gpu_ids(0) == [0] and result.gpu_ids(1) == [0, 1] and result.gpu_ids(2) == [1]
+    assert result.allocated.tolist() == [500, 500, 1500, 500, 2000, 0]
+    # power: 2 x 40 W idle + 260 W x allocated GPUs; energy from 0 s to the last end (150 s)
+    assert result.energy == pytest.approx(210 * 20 + 470 * 30 + 210 * 50 + 600 * 50)
+
+
+def test_blocking_queue_keeps_the_head_of_line():
+    result = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="first_fit", blocking=True))
+    assert result.start.tolist() == [0.0, 100.0, 150.0]
+    assert result.finish.tolist() == [100.0, 150.0, 180.0]
+
+
+def test_job_fits_only_on_its_allowed_type_and_runs_at_that_type_speed():
+    cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4"), ("v100", 8000, 65536, 1, V100)])
+    jobs = gpu_jobs([("v", 0, 100, 1, 1000, 0, 0, 0, V100), ("any", 0, 100, 1, 1000, 0, 0, 0, "")])
+    result = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit"))
+    assert [p.node for p in result.placements[0]] == [1]
+    assert [p.node for p in result.placements[1]] == [0]
+    assert result.finish[0] == 100.0
+    assert result.finish[1] == pytest.approx(100 * 15.7 / 8.1)   # FP32 rate ratio V100 SXM2 / T4
+
+
+def test_gpu_memory_constraint_selects_the_type():
+    cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4"), ("v32", 8000, 65536, 1, "V100M32")])
+    jobs = gpu_jobs([("big", 0, 10, 1, 1000, 0, 0, 20 * 1024, "")])
+    result = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit"))
+    assert [p.node for p in result.placements[0]] == [1]
+
+
+def test_energy_of_a_half_utilized_gpu():
+    cluster = gpu_cluster([("n0", 8000, 65536, 1, V100)])
+    jobs = gpu_jobs([("half", 0, 100, 1, 500, 0, 0, 0, "")])
+    result = simulate_gpu(cluster, jobs)
+    # 40 W idle + (300 - 40) W x 0.5 = 170 W for 100 s; the job's own energy is 300 W x 0.5 x 100 s
+    assert result.energy == pytest.approx(17000.0)
+    assert result.job_energy[0] == pytest.approx(15000.0)
+    assert result.power.tolist() == [170.0, 40.0]
+
+
+def test_never_fitting_jobs_are_rejected_with_their_reason():
+    jobs = gpu_jobs([("four", 0, 10, 4, 1000, 0, 0, 0, ""), ("a100", 0, 10, 1, 1000, 0, 0, 0, "A100"),
+                     ("cpu", 5, 10, 1, 1000, 9000, 0, 0, ""), ("ok", 5, 10, 1, 1000, 0, 0, 0, "")])
+    result = simulate_gpu(_two_gpu_node(), jobs)
+    assert result.rejected.tolist() == [True, True, True, False]
+    assert result.reasons[0] == "asks for 4 GPUs, the cluster has 2 allowed"
+    assert result.reasons[1].startswith("no node has a GPU of an allowed model (gpu_spec A100")
+    assert result.reasons[2].startswith("fits no node even when the cluster is empty (9000 milli-CPU")
+    assert result.finish[:3].tolist() == [0.0, 0.0, 5.0]
+    assert result.start[3] == 5.0
+
+
+def test_a_job_wider_than_any_node_spreads_and_pays_the_spread_factor():
+    cluster = gpu_cluster([("n0", 8000, 65536, 2, V100), ("n1", 8000, 65536, 2, V100)])
+    jobs = gpu_jobs([("wide", 0, 100, 3, 1000, 0, 0, 0, ""), ("frac", 0, 100, 1, 250, 0, 0, 0, "")])
+    result = simulate_gpu(cluster, jobs, GpuRunConfig(spread_slowdown=1.5, share_slowdown=1.2))
+    assert sorted(p.node for p in result.placements[0]) == [0, 1]
+    assert result.finish[0] == pytest.approx(150.0)
+    assert result.finish[1] == pytest.approx(120.0)
+
+
+def test_orderings_are_registered_and_bad_options_fail():
+    assert set(GPU_ORDERINGS.names()) >= {"fcfs", "smallest_gpu_demand", "shortest_gpu_time"}
+    with pytest.raises(OptionsError, match="unknown GPU job ordering"):
+        simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(ordering="lifo"))
+    with pytest.raises(OptionsError, match=">= 1"):
+        simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(share_slowdown=0.5))
+    with pytest.raises(WorkloadError, match="gpu_milli"):
+        gpu_jobs([("bad", 0, 10, 2, 500, 0, 0, 0, "")])
+
+
+def test_smallest_gpu_demand_ordering_starts_the_small_job_first():
+    cluster = gpu_cluster([("n0", 8000, 65536, 2, V100)])
+    jobs = gpu_jobs([("hold", 0, 10, 2, 1000, 0, 0, 0, ""), ("big", 1, 10, 2, 1000, 0, 0, 0, ""),
+                     ("small", 2, 10, 1, 1000, 0, 0, 0, "")])
+    fcfs = simulate_gpu(cluster, jobs, GpuRunConfig(blocking=True))
+    small = simulate_gpu(cluster, jobs, GpuRunConfig(blocking=True, ordering="smallest_gpu_demand"))
+    assert fcfs.start.tolist() == [0.0, 10.0, 20.0]
+    assert small.start.tolist() == [0.0, 20.0, 10.0]
+
+
+def _max_share_per_gpu(result) -> int:
+    """Largest total share any GPU holds at any instant (sweep over start/end events)."""
+    events = []
+    for job, placed in enumerate(result.placements):
+        for p in placed:
+            for g in p.gpus:
+                gid = int(result.gpu_offset[p.node] + g)
+                events.append((result.finish[job], 0, gid, -p.pod.gpu_milli))
+                events.append((result.start[job], 1, gid, p.pod.gpu_milli))
+    load: dict[int, int] = {}
+    worst = 0
+    for _t, _kind, gid, delta in sorted(events):
+        load[gid] = load.get(gid, 0) + delta
+        worst = max(worst, load[gid])
+    return worst
+
+
+def test_philly_window_on_openb_respects_capacity_and_is_deterministic(shared):
+    from hdeeprm.platform.openb import read_openb_nodes
+    from hdeeprm.workload.gpu_jobs import read_gpu_workload
+
+    cluster = read_openb_nodes(shared / "traces/gpu/openb_node_list_gpu_node.csv")
+    jobs = read_gpu_workload(shared / "traces/gpu/philly-derived.csv.gz").window(1000, 600)
+    config = GpuRunConfig(placement="best_fit", seed=3)
+    first = simulate_gpu(cluster, jobs, config)
+    again = simulate_gpu(cluster, jobs, config)
+    assert len(jobs) == 600
+    assert np.array_equal(first.start, again.start, equal_nan=True)
+    assert np.array_equal(first.finish, again.finish, equal_nan=True)
+    assert first.energy == again.energy
+    assert sorted(first.completion_order) == list(range(600))
+    ran = ~first.rejected
+    assert np.all(first.start[ran] >= jobs.submit[ran]) and np.all(first.finish[ran] > first.start[ran])
+    assert all(first.reasons[i] for i in np.flatnonzero(first.rejected))
+    assert _max_share_per_gpu(first) <= 1000
+    assert first.allocated.max() <= 1000 * cluster.nb_gpus
+    assert "G2" in first.stand_ins   # no rates or power published: the reference type stands in
+
+
+def test_release_restores_the_placement_state_and_its_fragmentation():
+    from hdeeprm.decision.gpu_placement import PlacementState, PodRequest
+    from hdeeprm.outputs.gpu_metrics import typical_pods
+
+    cluster = _two_gpu_node()
+    typical = typical_pods(_mixed_jobs().as_pods(), cluster.models)
+    state = PlacementState(cluster, typical)
+    before = (state.gpu_left.copy(), state.frag.copy(), state.shapes.copy(), state.cpu_left.copy())
+    pod = PodRequest(1000, 1024, 1, 500, np.array([True, False]))
+    state.place(0, np.array([1]), pod)
+    state.place(0, np.array([1]), pod)
+    assert state.gpu_left[0].tolist() == [1000, 0] and state.frag[0] != before[1][0]
+    state.release(0, np.array([1]), pod)
+    assert state.shapes[0, 0]   # one shared pod still there
+    state.release(0, np.array([1]), pod)
+    for now, then in zip((state.gpu_left, state.frag, state.shapes, state.cpu_left), before):
+        assert np.array_equal(now, then)
+
+
+def test_a_throughput_table_overrides_the_rate_ratio():
+    cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4")])
+    jobs = gpu_jobs([("j", 0, 100, 1, 1000, 0, 0, 0, "")])
+    result = simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T4": 0.25}))
+    assert result.finish[0] == pytest.approx(400.0)
+    with pytest.raises(OptionsError, match="must be a known gpu type"):
+        simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T5": 0.25}))
