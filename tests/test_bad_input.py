@@ -459,3 +459,11 @@ def test_visual_names_malformed_inputs(tmp_path, capsys, name, content, message)
     (tmp_path / name).write_bytes(content)
     rc = visual_cli.main([str(tmp_path)])
     _one_line(capsys, rc, 2, "hdeeprm-visual: error: " + message.format(path=tmp_path / name))
+
+
+def test_a_max_procs_that_is_not_an_integer_is_named(tmp_path, capsys):
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: abc\n" + JOB + "\n")
+    rc = workload_cli.main(["convert", str(swf), "-o", str(tmp_path / "w.json"), "--reference-speed", "1e9"])
+    _one_line(capsys, rc, 2, "hdeeprm-workload: error: the trace header's MaxProcs is not an integer ('abc'): pass "
+                             f"--nb-cores N or --platform platform.json ({swf})")

@@ -162,6 +162,8 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
             nodes = header.max_nodes
             if nb_cores is not None:
                 what = f"the trace header's MaxProcs is {nb_cores}"
+            elif "MaxProcs" in header.fields:
+                what = f"the trace header's MaxProcs is not an integer ({header.fields['MaxProcs']!r})"
             elif nodes is not None:
                 what = (f"the trace header has no MaxProcs (its MaxNodes: {nodes} counts nodes, not the "
                         "processors the jobs ask for)")
