@@ -35,7 +35,7 @@ setup(
         "batsim": ["pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7"],
         "sb3": ["stable-baselines3>=2.3"],
         "test": ["pytest>=7", "ruff>=0.6", "hypothesis>=6.100", "pyzmq>=25", "sortedcontainers>=2.3,<3",
-                 "docopt>=0.6.2,<0.7", "stable-baselines3>=2.3"],
+                 "docopt>=0.6.2,<0.7", "stable-baselines3>=2.3", "docutils>=0.18"],
     },
     entry_points={
         "console_scripts": [

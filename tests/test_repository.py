@@ -29,3 +29,18 @@ def test_no_module_is_over_600_lines():
     """The layout issue: every module can be read in one sitting."""
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in SOURCES}
     assert {name: n for name, n in sizes.items() if n > 600} == {}
+
+
+def test_the_front_door_and_the_docs_are_valid_restructuredtext():
+    """README.rst and docs/*.rst render without a docutils warning (a malformed table went unseen once)."""
+    import io
+
+    import pytest
+
+    docutils_core = pytest.importorskip("docutils.core")
+    for doc in (ROOT / "README.rst", *sorted((ROOT / "docs").glob("*.rst"))):
+        stream = io.StringIO()
+        docutils_core.publish_doctree(doc.read_text(encoding="utf-8"), source_path=str(doc),
+                                      settings_overrides={"warning_stream": stream, "report_level": 2,
+                                                          "halt_level": 5})
+        assert stream.getvalue() == "", doc.name
