@@ -48,10 +48,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import json.decoder
-import json.scanner
 import logging
-import math
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields
@@ -68,6 +65,7 @@ from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
 from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
+from hdeeprm.jsontext import decode_json
 from hdeeprm.registry import suggest
 from hdeeprm.simulation.gpu_engine import SPEED_PRECISIONS
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
@@ -261,70 +259,6 @@ SWF_CONVERSION_OPTIONS: tuple[str, ...] = tuple(name for path, name in _KEY_PATH
                                                  if path[0] == "workload")
 _MISSING = object()
 log = logging.getLogger(__name__)
-#: JSON tokens that matter to find a key: strings, brackets, colons.
-_JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|[{}\[\]:]')
-
-
-def _key_line(text: str, start: int, end: int, key: str) -> int:
-    """1-based line of the second ``key`` among the keys of the JSON object ``text[start:end]``."""
-    depth, seen, previous = 0, 0, None
-    for match in _JSON_TOKEN.finditer(text, start, end):
-        token = match.group()
-        if token in "{[":
-            depth += 1
-        elif token in "}]":
-            depth -= 1
-        elif token == ":" and depth == 0 and previous is not None and json.loads(previous.group()) == key:
-            seen += 1
-            if seen == 2:
-                return text.count("\n", 0, previous.start()) + 1
-        previous = match if token.startswith('"') else None
-    return text.count("\n", 0, start) + 1
-
-
-def decode_json(text: str, source: str) -> Any:
-    """Decode JSON text, refusing an object that gives a key twice (JSON would keep the last silently).
-
-    Args:
-        text: The JSON document.
-        source: Its file, for messages.
-
-    Returns:
-        The decoded value.
-
-    Raises:
-        OptionsError: ``"key 'K' must appear once in its object, got it twice"`` with the line of
-            the second one, or ``NaN``, ``Infinity`` or a number beyond a double (e.g. ``1e400``),
-            which Python's json would take as non-finite floats.
-        json.JSONDecodeError: Malformed JSON.
-    """
-    def constant(name: str) -> float:
-        raise OptionsError(f"numbers must be finite JSON numbers (RFC 8259), got {name}", path=source)
-
-    def number(text: str) -> float:
-        value = float(text)
-        if not math.isfinite(value):
-            raise OptionsError(f"numbers must fit a double, got {text}", path=source)
-        return value
-
-    decoder = json.JSONDecoder(parse_constant=constant, parse_float=number)
-
-    def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
-        pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
-        keys: set[str] = set()
-        for key, _ in pairs:
-            if key in keys:
-                line = _key_line(s_and_end[0], s_and_end[1], end, key)
-                raise OptionsError(f"key '{key}' must appear once in its object, got it twice (JSON would "
-                                   "keep the last silently)", path=source, line=line)
-            keys.add(key)
-        return dict(pairs), end
-
-    decoder.parse_object = parse_object
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)   # the C scanner would not call parse_object
-    return decoder.decode(text)
-
-
 def _error_message(err: jsonschema.ValidationError, path: str) -> str:
     where = ".".join(str(p) for p in err.absolute_path) or "options"
     if err.validator == "additionalProperties":
@@ -441,7 +375,7 @@ def load_options(path: str | Path) -> Options:
         raise OptionsError(f"options file must be UTF-8 JSON text, got byte 0x{exc.object[exc.start]:02x} at "
                            f"offset {exc.start}", path=path) from None
     try:
-        data = decode_json(text, path)
+        data = decode_json(text, path, OptionsError)
     except json.JSONDecodeError as exc:
         raise OptionsError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
     if not isinstance(data, dict):

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm.errors import PlatformError
+from hdeeprm.jsontext import decode_json
 from hdeeprm.platform.hierarchy import NodeType, ProcessorType
 
 #: Folder of the libraries shipped with HDeepRM.
@@ -164,7 +165,7 @@ def read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
     except UnicodeDecodeError as exc:
         raise PlatformError(f"cannot read {what}: not UTF-8 text ({exc.reason})", str(path)) from None
     try:
-        return json.loads(text), text
+        return decode_json(text, str(path), PlatformError), text
     except json.JSONDecodeError as exc:
         raise PlatformError(f"malformed JSON: {exc.msg} at column {exc.colno}", str(path), exc.lineno) from None
 
