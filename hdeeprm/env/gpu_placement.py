@@ -210,7 +210,7 @@ class GpuPlacementEnv(gymnasium.Env):
         node = action if action < self.skip and self._mask[action] else None
         if node is None and not replay.running and replay.next_job >= len(replay.jobs) and all(
                 j == job or j in self.offered for j in replay.manager.queue):
-            node = self._policy_node(job)
+            node = self.policy_node(job)
             self.skips_overridden += 1
         if node is not None:
             before = replay.fragmented()
@@ -256,8 +256,8 @@ class GpuPlacementEnv(gymnasium.Env):
         self._job_static = np.clip(static, 0.0, 1.0).astype(np.float32)
         self._log_month = day
 
-    def _policy_node(self, job: int) -> int:
-        """The node the run's placement policy picks for ``job`` (override of a skip that would spin)."""
+    def policy_node(self, job: int) -> int:
+        """The node the run's placement policy picks for queued ``job`` (overridden skips; a baseline agent)."""
         from hdeeprm.decision.gpu_placement import select_node
 
         manager = self.replay.manager
