@@ -247,6 +247,24 @@ class GpuReplay:
         """Whether a submission or a completion is still to come."""
         return self.next_job < len(self.jobs) or bool(self.running)
 
+    @property
+    def next_time(self) -> float:
+        """Time of the next submission or completion in seconds (inf when none is left)."""
+        n = len(self.jobs)
+        return min(float(self.jobs.submit[self.next_job]) if self.next_job < n else np.inf,
+                   self.running[0][0] if self.running else np.inf)
+
+    def wait_until(self, t: float) -> None:
+        """Let time pass to ``t`` (no later than :attr:`next_time`), integrating energy (a decision between events).
+
+        Raises:
+            ValueError: ``t`` is before now or after the next event.
+        """
+        if not self.now <= t <= self.next_time:
+            raise ValueError(f"wait_until needs now ({self.now}) <= t <= next event ({self.next_time}), got {t}")
+        self.energy += (self.idle_power + self.dynamic) * (t - self.now)
+        self.now = t
+
     def advance(self) -> bool:
         """Move to the next instant with an event and take its submissions and completions in.
 
