@@ -13,6 +13,7 @@ Train, save, reload and compare with best_fit::
 
     python examples/agents/gpu_attention.py --episodes 20 --scenario easy-gen -om out/gpu_attention.pt
     python examples/agents/gpu_attention.py --episodes 0 --scenario test-easy-gen -im out/gpu_attention.pt
+    python examples/agents/gpu_attention.py --episodes 60 --scenario train --curriculum --eval test
 
 Checkpoints are HDeepRM checkpoints (:mod:`hdeeprm.agents.checkpoint`).
 """
@@ -144,10 +145,27 @@ def load(policy: NodeAttentionPolicy, path: str) -> None:
     policy.load_state_dict(data["model_state_dict"])
 
 
+def compare(scenario: str, policy: NodeAttentionPolicy, seed: int = 10_000) -> dict[str, dict[str, float]]:
+    """Metrics of the greedy policy and of best_fit (every job where the run's policy puts it) on one scenario."""
+    env = GpuPlacementEnv(scenario=[scenario])
+    with torch.no_grad():
+        *_, info = run_episode(env, policy, seed=seed, greedy=True)
+    learned = info["metrics"]
+    _, info = env.reset(seed=seed)
+    done = info["job"] < 0
+    while not done:
+        _, _, done, _, info = env.step(env.policy_node(info["job"]))
+    return {"attention": learned, "best_fit": info["metrics"]}
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Train on a scenario, optionally save/load, print the greedy policy's metrics beside best_fit's."""
+    """Train on scenarios, optionally save/load, print the greedy policy's metrics beside best_fit's."""
+    from hdeeprm.env.gpu_scenarios import scenarios
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", default="easy-gen", help="scenario name or split (default easy-gen)")
+    p.add_argument("--scenario", default="easy-gen", help="training scenario name or split (default easy-gen)")
+    p.add_argument("--eval", default=None, help="scenario name or split to evaluate on (default: --scenario)")
+    p.add_argument("--curriculum", action="store_true", help="easy -> hard curriculum over the scenarios")
     p.add_argument("--episodes", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-im", "--input-model", help="checkpoint to start from")
@@ -155,26 +173,21 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)   # small networks: one thread is faster and leaves the machine's other cores alone
-    env = GpuPlacementEnv(scenario=args.scenario)
+    env = GpuPlacementEnv(scenario=args.scenario, curriculum=args.curriculum,
+                          curriculum_episodes=max(args.episodes, 1))
     policy = NodeAttentionPolicy(env.observation_space["nodes"].shape[1])
     if args.input_model:
         load(policy, args.input_model)
     history = train(env, policy, args.episodes, seed=args.seed)
     if args.output_model:
         save(policy, args.output_model)
-    with torch.no_grad():
-        *_, info = run_episode(env, policy, seed=10_000 + args.seed, greedy=True)
-    learned = info["metrics"]
-    obs, info = env.reset(seed=10_000 + args.seed)
-    done = False
-    while not done:   # every job where the run's placement policy (best_fit) puts it
-        obs, _, done, _, info = env.step(env.policy_node(info["job"]))
-    baseline = info["metrics"]
     print(f"{args.episodes} episodes on {args.scenario}; last returns "
           f"{', '.join(f'{h:.3f}' for h in history[-3:]) or '-'}")
-    for name, m in (("attention", learned), ("best_fit", baseline)):
-        print(f"{name:10s} mean_jct {m['mean_jct']:.0f} s  waiting {m['mean_waiting_time']:.0f} s  "
-              f"allocation {m['allocation_rate']:.3f}  fragmentation {m['fragmentation_ratio']:.3f}")
+    for scenario in scenarios(args.eval or args.scenario):
+        for name, m in compare(scenario.name, policy, 10_000 + args.seed).items():
+            print(f"{name:10s} {scenario.name:17s} mean_jct {m['mean_jct']:9.0f} s  waiting "
+                  f"{m['mean_waiting_time']:8.0f} s  allocation {m['allocation_rate']:.3f}  "
+                  f"fragmentation {m['fragmentation_ratio']:.3f}")
     return 0
 
 

@@ -63,3 +63,4 @@ def test_main_trains_saves_and_reloads(tmp_path, capsys):
     assert m.main(["--episodes", "0", "--scenario", "test-easy-gen", "-im", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == ["1", "attention", "best_fit", "0", "attention", "best_fit"]
+    assert lines[-1].split()[1] == "test-easy-gen"
