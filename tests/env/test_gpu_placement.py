@@ -89,3 +89,20 @@ def test_inputs_are_checked():
         GpuPlacementEnv(platform="platforms/dgx_a100.json")
     with pytest.raises(OptionsError, match="frag_weight"):
         GpuPlacementEnv(frag_weight=-1)
+
+
+def test_the_1213_node_openb_cluster(shared):
+    """The observation and mask scale to the real openb cluster and pod list."""
+    gpu = shared / "traces" / "gpu"
+    env = GpuPlacementEnv(gpu / "openb_node_list_gpu_node.csv", gpu / "openb_pod_list_default.csv", nb_jobs=40)
+    obs, info = env.reset(seed=0)
+    assert obs["nodes"].shape == (1213, 16) and env.action_space.n == 1214
+    assert env.observation_space.contains(obs)
+    for _ in range(40):
+        mask = info["action_mask"]
+        nodes = np.flatnonzero(mask[:-1])
+        assert len(nodes) and (obs["nodes"][nodes, -1] == 1.0).all()
+        obs, reward, term, trunc, info = env.step(int(nodes[-1]))
+        if term:
+            break
+    assert term and info["metrics"]["jobs"] + info["metrics"]["rejected"] == 40
