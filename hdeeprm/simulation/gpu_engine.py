@@ -3,7 +3,9 @@
 A discrete-event loop over job submissions and completions. At every instant where something
 happens, the batch is handled in Batsim's order (every submission, in workload order, then every
 completion, in start order), then the :class:`~hdeeprm.decision.gpu_manager.GpuManager` takes one
-decision, then the state is recorded (one timeline row per instant).
+decision, then the state is recorded (one timeline row per instant). :class:`GpuReplay` holds that
+loop's state and takes it one instant at a time, so that the Gymnasium GPU environments decide
+between the steps (:func:`simulate_gpu` is its plain loop).
 
 **Speed model.** A job's ``duration`` is its run time on the run's *reference* GPU type. On a GPU
 of type ``t`` it runs ``rate(ref) / rate(t)`` times as long, ``rate`` the type's peak dense rate
