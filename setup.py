@@ -34,6 +34,8 @@ setup(
         # a current pyzmq: see README.rst ("Set up and test") for the install line.
         "batsim": ["pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7"],
         "sb3": ["stable-baselines3>=2.3"],
+        # MaskablePPO (action masks of hdeeprm/GpuPlacement-v0 and HDeepRM-JobSlot-v0).
+        "sb3-contrib": ["stable-baselines3>=2.3", "sb3-contrib>=2.3"],
         "test": ["pytest>=7", "ruff>=0.6", "hypothesis>=6.100", "pyzmq>=25", "sortedcontainers>=2.3,<3",
                  "docopt>=0.6.2,<0.7", "stable-baselines3>=2.3", "docutils>=0.18"],
     },

@@ -13,8 +13,9 @@ Public surface (``from hdeeprm import ...``), grouped by the data flow:
 
 Importing this package prints nothing, imports none of these modules (they
 load on first use, PEP 562), never imports torch or Gymnasium, and registers
-the Gymnasium environments ``"hdeeprm/HDeepRM-v0"`` and
-``"hdeeprm/HDeepRM-JobSlot-v0"`` by their string entry points:
+the Gymnasium environments of :data:`ENV_ENTRY_POINTS` (``"hdeeprm/HDeepRM-v0"``,
+``"hdeeprm/HDeepRM-JobSlot-v0"``, ``"hdeeprm/GpuPlacement-v0"``, ``"hdeeprm/GpuProvisioning-v0"``)
+by their string entry points:
 at once when Gymnasium is already loaded, else right after Gymnasium is first
 imported (so ``hdeeprm-launch`` does not pay for importing Gymnasium).
 """
@@ -43,11 +44,18 @@ _EXPORTS = {
 ENV_ID = "hdeeprm/HDeepRM-v0"
 #: Id of the job-slot environment (the agent picks one of the first K queued jobs).
 JOB_SLOT_ENV_ID = "hdeeprm/HDeepRM-JobSlot-v0"
+#: Id of the selective GPU placement environment (a node for the head job of the GPU queue, or skip).
+GPU_PLACEMENT_ENV_ID = "hdeeprm/GpuPlacement-v0"
+#: Id of the GPU provisioning environment (scale the active GPU nodes under a budget and a queueing SLA).
+GPU_PROVISIONING_ENV_ID = "hdeeprm/GpuProvisioning-v0"
 #: Every environment id -> its Gymnasium entry point.
 ENV_ENTRY_POINTS = {ENV_ID: "hdeeprm.env.environment:HDeepRMEnv",
-                    JOB_SLOT_ENV_ID: "hdeeprm.env.job_slot:JobSlotEnv"}
+                    JOB_SLOT_ENV_ID: "hdeeprm.env.job_slot:JobSlotEnv",
+                    GPU_PLACEMENT_ENV_ID: "hdeeprm.env.gpu_placement:GpuPlacementEnv",
+                    GPU_PROVISIONING_ENV_ID: "hdeeprm.env.gpu_provisioning:GpuProvisioningEnv"}
 
-__all__ = ["ENV_ID", "JOB_SLOT_ENV_ID", "__version__", "register_envs", *_EXPORTS]
+__all__ = ["ENV_ID", "GPU_PLACEMENT_ENV_ID", "GPU_PROVISIONING_ENV_ID", "JOB_SLOT_ENV_ID", "__version__",
+           "register_envs", *_EXPORTS]
 
 # A library leaves logging to the application: records go to the "hdeeprm" logger and
 # nowhere else unless the application configures logging (Python's logging HOWTO).

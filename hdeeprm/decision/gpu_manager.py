@@ -182,6 +182,54 @@ class GpuManager:
         self.queue = sorted(waiting)
         return started
 
+    def ordered_queue(self) -> list[int]:
+        """The queued jobs in the order a decision takes them (ordering key, ties by submission order)."""
+        return sorted(self.queue, key=lambda j: (self.key[j], j))
+
+    def fitting_mask(self, job: int) -> np.ndarray:
+        """Nodes where the first part of queued ``job`` fits now, bool (N,) (the action mask of the GPU envs).
+
+        For a spread job (several parts, see the module docstring) the chosen node takes the first part;
+        :meth:`place_on` then places the other parts with the run's policy.
+        """
+        mask = np.zeros(self.cluster.nb_nodes, dtype=bool)
+        if self.chunks[job]:
+            mask[self.state.fitting_nodes(self.chunks[job][0])] = True
+        return mask
+
+    def place_on(self, job: int, node: int) -> list[Placement] | None:
+        """Place queued ``job`` with its first part on ``node`` (an agent's choice) and take it off the queue.
+
+        A shared GPU is the fitting one with the least free share, whole GPUs the first fully free ones (as
+        :meth:`~hdeeprm.decision.gpu_placement.PlacementState.choose_gpus`); the other parts of a spread job go
+        where the run's policy puts them, all or nothing.
+
+        Args:
+            job: A queued job.
+            node: A node of :meth:`fitting_mask`.
+
+        Returns:
+            The placements (the caller starts the job), or None (nothing changes) when the job does not fit
+            there or its other parts fit nowhere.
+        """
+        chunks = self.chunks[job]
+        if not chunks or not self.fitting_mask(job)[node]:
+            return None
+        first = chunks[0]
+        gpus = self.state.choose_gpus(node, first, "best", self.rng)
+        self.state.place(node, gpus, first)
+        done = [Placement(node, gpus, first)]
+        for pod in chunks[1:]:
+            chosen = select_node(self.state, pod, self.policy, self.rank, self.rng)
+            if chosen is None:
+                for p in reversed(done):
+                    self.state.release(p.node, p.gpus, p.pod)
+                return None
+            self.state.place(chosen[0], chosen[1], pod)
+            done.append(Placement(chosen[0], chosen[1], pod))
+        self.queue.remove(job)
+        return done
+
     def release(self, placements: list[Placement]) -> None:
         """Free what a finished job held."""
         for p in placements:

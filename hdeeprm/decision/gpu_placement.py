@@ -99,6 +99,7 @@ class PlacementState:
         shapes: Whether each node runs a pod of each GPU shape (see :attr:`PodRequest.shape_tag`), bool (N, G + 1).
         frag: Per-node fragmentation numerator (see :func:`~hdeeprm.outputs.gpu_metrics.frag_numerator`), int64
             (N,), or None without typical pods.
+        active: Which nodes take new pods, bool (N,), or None (all; a provisioning agent switches nodes off).
     """
 
     def __init__(self, cluster: GpuCluster, typical: TypicalPods | None = None) -> None:
@@ -116,6 +117,7 @@ class PlacementState:
         self.gpu_norm = MILLI * width
         self.typical = typical
         self.count = self.below = self.frag = None
+        self.active: np.ndarray | None = None
         if typical is not None:
             self.count, self.below = gpu_fit_counts(self.gpu_left, typical)
             self.frag = frag_numerator(self.cpu_left, self.total_left, self.count, self.below, self.model, typical)
@@ -123,6 +125,8 @@ class PlacementState:
     def fitting_nodes(self, pod: PodRequest) -> np.ndarray:
         """Indices of the nodes the pod fits, ascending, int64 (K,)."""
         ok = (self.cpu_left >= pod.cpu) & (self.memory_left >= pod.memory)
+        if self.active is not None:
+            ok &= self.active
         if pod.num_gpu:
             ok &= pod.allowed[self.model]
             ok &= (self.gpu_left >= pod.gpu_milli).sum(axis=1) >= pod.num_gpu

@@ -4,5 +4,8 @@
 ``"hdeeprm/HDeepRM-v0"`` by ``import hdeeprm``) runs the embedded engine one
 decision per step; :mod:`~hdeeprm.env.observation` and
 :mod:`~hdeeprm.env.reward` define what the agent sees and optimises, read
-from a :class:`~hdeeprm.decision.view.StateView`.
+from a :class:`~hdeeprm.decision.view.StateView`. On GPU clusters,
+:mod:`~hdeeprm.env.gpu_placement` (``"hdeeprm/GpuPlacement-v0"``, selective placement) and
+:mod:`~hdeeprm.env.gpu_provisioning` (``"hdeeprm/GpuProvisioning-v0"``, scaling under a budget)
+drive the timed GPU replay, on the scenarios of :mod:`~hdeeprm.env.gpu_scenarios`.
 """

@@ -3,7 +3,9 @@
 A discrete-event loop over job submissions and completions. At every instant where something
 happens, the batch is handled in Batsim's order (every submission, in workload order, then every
 completion, in start order), then the :class:`~hdeeprm.decision.gpu_manager.GpuManager` takes one
-decision, then the state is recorded (one timeline row per instant).
+decision, then the state is recorded (one timeline row per instant). :class:`GpuReplay` holds that
+loop's state and takes it one instant at a time, so that the Gymnasium GPU environments decide
+between the steps (:func:`simulate_gpu` is its plain loop).
 
 **Speed model.** A job's ``duration`` is its run time on the run's *reference* GPU type. On a GPU
 of type ``t`` it runs ``rate(ref) / rate(t)`` times as long, ``rate`` the type's peak dense rate
@@ -188,6 +190,174 @@ def type_factors(cluster: GpuCluster, config: GpuRunConfig) -> tuple[np.ndarray,
     return (np.array([*slowness, 1.0]), np.array([*idle, 0.0]), np.array([*tdp, 0.0]), stand_ins)
 
 
+class GpuReplay:
+    """A timed GPU replay that advances one instant at a time (what :func:`simulate_gpu` loops over).
+
+    Each call of :meth:`advance` moves to the next instant with an event and takes its submissions and
+    completions in; the caller then starts jobs (:meth:`start`, with placements from :attr:`manager`) and
+    records the instant (:meth:`record`). The Gymnasium environments drive a replay this way, taking
+    decisions one job at a time (:meth:`~hdeeprm.decision.gpu_manager.GpuManager.place_on`).
+
+    Args:
+        cluster: The GPU cluster.
+        jobs: The workload, sorted by submission time.
+        config: Policies and speed model.
+
+    Attributes:
+        manager: The run's :class:`~hdeeprm.decision.gpu_manager.GpuManager` (queue and placement state).
+        now: Current simulated time in seconds.
+        typical: Typical pods of the fragmentation measure (None without jobs).
+
+    Raises:
+        OptionsError: Unknown policy, ordering, type or precision; a slowdown factor below 1.
+    """
+
+    def __init__(self, cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> None:
+        for name in ("share_slowdown", "spread_slowdown"):
+            if not getattr(config, name) >= 1.0:
+                raise OptionsError(f"gpu {name} must be a run-time factor >= 1, got {getattr(config, name)!r}")
+        self.wall = time.perf_counter()
+        self.cluster, self.jobs, self.config = cluster, jobs, config
+        self.slowness, self.idle, self.tdp, self.stand_ins = type_factors(cluster, config)
+        n = len(jobs)
+        rng = np.random.default_rng(config.seed)
+        self.typical = typical_pods(jobs.as_pods(), cluster.models) if n else None
+        self.manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.blocking, rng, self.typical)
+        self.start_time = np.full(n, np.nan)
+        self.finish = np.full(n, np.nan)
+        self.speed = np.full(n, np.nan)
+        self.job_energy = np.full(n, np.nan)
+        self.rejected = np.zeros(n, dtype=bool)
+        self.reasons: dict[int, str] = {}
+        self.placements: list[list[Placement]] = [[] for _ in range(n)]
+        self.order: list[int] = []
+        self.rows: list[tuple] = []
+        self.idle_power = float((self.idle[cluster.gpu_model] * cluster.gpu_count).sum())
+        self.held = np.zeros(len(self.slowness), dtype=np.int64)   # allocated thousandths of a GPU per model
+        self.dynamic = 0.0      # sum over GPUs of (tdp - idle) x allocated share, W
+        self.energy = 0.0
+        self.busy = np.zeros(cluster.gpu_count.shape + (max(cluster.max_gpus_per_node, 1),), dtype=np.int64)
+        self.running: list[tuple[float, int, int]] = []   # (finish, start sequence, job)
+        self.sequence = 0
+        self.next_job = 0
+        self.now = float(jobs.submit[0]) if n else 0.0
+        self.spent = 0.0        # joules at the last completion
+        self.deciding = 0.0     # wall-clock seconds in decisions
+
+    @property
+    def events_left(self) -> bool:
+        """Whether a submission or a completion is still to come."""
+        return self.next_job < len(self.jobs) or bool(self.running)
+
+    @property
+    def next_time(self) -> float:
+        """Time of the next submission or completion in seconds (inf when none is left)."""
+        n = len(self.jobs)
+        return min(float(self.jobs.submit[self.next_job]) if self.next_job < n else np.inf,
+                   self.running[0][0] if self.running else np.inf)
+
+    def wait_until(self, t: float) -> None:
+        """Let time pass to ``t`` (no later than :attr:`next_time`), integrating energy (a decision between events).
+
+        Raises:
+            ValueError: ``t`` is before now or after the next event.
+        """
+        if not self.now <= t <= self.next_time:
+            raise ValueError(f"wait_until needs now ({self.now}) <= t <= next event ({self.next_time}), got {t}")
+        self.energy += (self.idle_power + self.dynamic) * (t - self.now)
+        self.now = t
+
+    def advance(self) -> bool:
+        """Move to the next instant with an event and take its submissions and completions in.
+
+        Returns:
+            False (and nothing changes) when no event is left.
+        """
+        if not self.events_left:
+            return False
+        jobs, manager, model = self.jobs, self.manager, self.cluster.gpu_model
+        n, running = len(jobs), self.running
+        t = min(float(jobs.submit[self.next_job]) if self.next_job < n else np.inf,
+                running[0][0] if running else np.inf)
+        self.energy += (self.idle_power + self.dynamic) * (t - self.now)
+        self.now = t
+        while self.next_job < n and jobs.submit[self.next_job] == t:
+            job = self.next_job
+            reason = manager.submit(job)
+            if reason is not None:
+                self.rejected[job], self.reasons[job], self.finish[job] = True, reason, t
+                self.order.append(job)
+            self.next_job += 1
+        while running and running[0][0] == t:
+            _, _, job = heapq.heappop(running)
+            manager.release(self.placements[job])
+            for p in self.placements[job]:
+                self.held[model[p.node]] -= p.pod.gpu_milli * len(p.gpus)
+                self.busy[p.node, p.gpus] -= 1
+            self.order.append(job)
+            self.spent = self.energy
+        return True
+
+    def schedule(self) -> None:
+        """Take the manager's decision at this instant (its queue order and placement policy) and start the jobs."""
+        tic = time.perf_counter()
+        decided = self.manager.schedule()
+        self.deciding += time.perf_counter() - tic
+        self.start(decided)
+
+    def start(self, decided: list[tuple[int, list[Placement]]]) -> None:
+        """Start placed jobs now (their resources already taken in the manager's state).
+
+        Args:
+            decided: ``(job, placements)`` in start order.
+        """
+        jobs, config, model, t = self.jobs, self.config, self.cluster.gpu_model, self.now
+        for job, placed in decided:
+            nodes = {p.node for p in placed}
+            factor = float(max(self.slowness[model[p.node]] for p in placed))
+            if jobs.gpu_milli[job] < MILLI and jobs.num_gpu[job]:
+                factor *= config.share_slowdown
+            if len(nodes) > 1:
+                factor *= config.spread_slowdown
+            run = float(jobs.duration[job]) * factor
+            self.start_time[job], self.finish[job], self.speed[job] = t, t + run, factor
+            self.placements[job] = placed
+            self.job_energy[job] = sum(self.tdp[model[p.node]] * p.pod.gpu_milli / MILLI * len(p.gpus)
+                                       for p in placed) * run
+            for p in placed:
+                self.held[model[p.node]] += p.pod.gpu_milli * len(p.gpus)
+                self.busy[p.node, p.gpus] += 1
+            heapq.heappush(self.running, (t + run, self.sequence, job))
+            self.sequence += 1
+        self.dynamic = float(((self.tdp - self.idle) * self.held).sum()) / MILLI
+
+    def fragmented(self) -> float:
+        """ATC'23 fragmented GPU share of the cluster now, thousandths of a GPU (0 without jobs)."""
+        if self.typical is None:
+            return 0.0
+        return float(self.manager.state.frag.sum()) / self.typical.total
+
+    def record(self) -> None:
+        """Append this instant's row to the timeline (after the decisions taken at it)."""
+        self.dynamic = float(((self.tdp - self.idle) * self.held).sum()) / MILLI
+        self.rows.append((self.now, int(self.held.sum()), int((self.busy > 0).sum()), self.fragmented(),
+                          self.idle_power + self.dynamic, len(self.manager.queue)))
+
+    def result(self) -> GpuRunResult:
+        """The run's :class:`GpuRunResult` (call when :meth:`advance` returns False)."""
+        table = np.array(self.rows, dtype=np.float64).reshape(-1, 6)
+        cluster = self.cluster
+        offset = np.concatenate(([0], np.cumsum(cluster.gpu_count)[:-1])).astype(np.int64)
+        return GpuRunResult(cluster=cluster, jobs=self.jobs, config=self.config, start=self.start_time,
+                            finish=self.finish, rejected=self.rejected, reasons=self.reasons,
+                            placements=self.placements, speed=self.speed, job_energy=self.job_energy,
+                            completion_order=self.order, times=table[:, 0], allocated=table[:, 1].astype(np.int64),
+                            busy_gpus=table[:, 2].astype(np.int64), fragmented=table[:, 3], power=table[:, 4],
+                            queued=table[:, 5].astype(np.int64), energy=float(self.spent),
+                            stand_ins=self.stand_ins, gpu_offset=offset, scheduling_time=self.deciding,
+                            simulation_time=time.perf_counter() - self.wall)
+
+
 def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> GpuRunResult:
     """Replay ``jobs`` on ``cluster`` in time (see the module docstring).
 
@@ -202,84 +372,10 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
     Raises:
         OptionsError: Unknown policy, ordering, type or precision; a slowdown factor below 1.
     """
-    for name in ("share_slowdown", "spread_slowdown"):
-        if not getattr(config, name) >= 1.0:
-            raise OptionsError(f"gpu {name} must be a run-time factor >= 1, got {getattr(config, name)!r}")
-    wall = time.perf_counter()
-    slowness, idle, tdp, stand_ins = type_factors(cluster, config)
-    n = len(jobs)
-    rng = np.random.default_rng(config.seed)
-    typical = typical_pods(jobs.as_pods(), cluster.models) if n else None
-    manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.blocking, rng, typical)
-    model = cluster.gpu_model
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    speed = np.full(n, np.nan)
-    job_energy = np.full(n, np.nan)
-    rejected = np.zeros(n, dtype=bool)
-    reasons: dict[int, str] = {}
-    placements: list[list[Placement]] = [[] for _ in range(n)]
-    order: list[int] = []
-    rows: list[tuple] = []
-    idle_power = float((idle[model] * cluster.gpu_count).sum())
-    held = np.zeros(len(slowness), dtype=np.int64)   # allocated thousandths of a GPU per model
-    dynamic = 0.0      # sum over GPUs of (tdp - idle) x allocated share, W
-    energy = 0.0
-    busy = np.zeros(cluster.gpu_count.shape + (max(cluster.max_gpus_per_node, 1),), dtype=np.int64)
-    running: list[tuple[float, int, int]] = []   # (finish, start sequence, job)
-    sequence = 0
-    nxt = 0
-    now = float(jobs.submit[0]) if n else 0.0
-    spent = 0.0        # joules at the last completion
-    deciding = 0.0     # wall-clock seconds in decisions
-    while nxt < n or running:
-        t = min(float(jobs.submit[nxt]) if nxt < n else np.inf, running[0][0] if running else np.inf)
-        energy += (idle_power + dynamic) * (t - now)
-        now = t
-        while nxt < n and jobs.submit[nxt] == t:
-            reason = manager.submit(nxt)
-            if reason is not None:
-                rejected[nxt], reasons[nxt], finish[nxt] = True, reason, t
-                order.append(nxt)
-            nxt += 1
-        while running and running[0][0] == t:
-            _, _, job = heapq.heappop(running)
-            manager.release(placements[job])
-            for p in placements[job]:
-                held[model[p.node]] -= p.pod.gpu_milli * len(p.gpus)
-                busy[p.node, p.gpus] -= 1
-            order.append(job)
-            spent = energy
-        tic = time.perf_counter()
-        decided = manager.schedule()
-        deciding += time.perf_counter() - tic
-        for job, placed in decided:
-            nodes = {p.node for p in placed}
-            factor = float(max(slowness[model[p.node]] for p in placed))
-            if jobs.gpu_milli[job] < MILLI and jobs.num_gpu[job]:
-                factor *= config.share_slowdown
-            if len(nodes) > 1:
-                factor *= config.spread_slowdown
-            run = float(jobs.duration[job]) * factor
-            start[job], finish[job], speed[job] = t, t + run, factor
-            placements[job] = placed
-            job_energy[job] = sum(tdp[model[p.node]] * p.pod.gpu_milli / MILLI * len(p.gpus) for p in placed) * run
-            for p in placed:
-                held[model[p.node]] += p.pod.gpu_milli * len(p.gpus)
-                busy[p.node, p.gpus] += 1
-            heapq.heappush(running, (t + run, sequence, job))
-            sequence += 1
-        allocated = int(held.sum())
-        dynamic = float(((tdp - idle) * held).sum()) / MILLI
-        frag = float(manager.state.frag.sum()) / typical.total if typical is not None else 0.0
-        rows.append((t, allocated, int((busy > 0).sum()), frag, idle_power + dynamic, len(manager.queue)))
-    if manager.queue:   # cannot happen: a queued job fits the empty cluster, and the cluster empties
-        raise AssertionError(f"jobs left in the queue: {manager.queue[:5]}")
-    table = np.array(rows, dtype=np.float64).reshape(-1, 6)
-    offset = np.concatenate(([0], np.cumsum(cluster.gpu_count)[:-1])).astype(np.int64)
-    return GpuRunResult(cluster=cluster, jobs=jobs, config=config, start=start, finish=finish, rejected=rejected,
-                        reasons=reasons, placements=placements, speed=speed, job_energy=job_energy,
-                        completion_order=order, times=table[:, 0], allocated=table[:, 1].astype(np.int64),
-                        busy_gpus=table[:, 2].astype(np.int64), fragmented=table[:, 3], power=table[:, 4],
-                        queued=table[:, 5].astype(np.int64), energy=float(spent), stand_ins=stand_ins,
-                        gpu_offset=offset, scheduling_time=deciding, simulation_time=time.perf_counter() - wall)
+    replay = GpuReplay(cluster, jobs, config)
+    while replay.advance():
+        replay.schedule()
+        replay.record()
+    if replay.manager.queue:   # cannot happen: a queued job fits the empty cluster, and the cluster empties
+        raise AssertionError(f"jobs left in the queue: {replay.manager.queue[:5]}")
+    return replay.result()

@@ -34,3 +34,13 @@ def test_real_trace_example_runs(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "300 jobs, 100 cores, objective avg_job_slowdown, 1 training episodes"
     assert [line.split("(")[1].split(")")[0] for line in lines[1:]] == ["sampled", "sampled", "greedy"]
+
+
+def test_sb3_gpu_provisioning_example(capsys):
+    pytest.importorskip("stable_baselines3")
+    module = _load(ROOT / "examples" / "sb3_gpu.py")
+    assert module.main(["provisioning", "--steps", "256"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "PPO on GpuProvisioning-v0 task easy, 256 steps"
+    assert [line.split()[0] for line in lines[1:]] == ["agent", "hold"]
+    assert 0.0 <= float(lines[2].split()[2]) <= 1.0
