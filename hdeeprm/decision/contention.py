@@ -56,19 +56,6 @@ class ContentionModel:
             return P0, P3
         return (P1 if used_bw > mem_bw else P0), P2
 
-    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
-                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`pstates` for many processors at once (shapes (k,) in, (k,) int64 out).
-
-        Subclasses that override :meth:`pstates` only are served by a loop over it.
-        """
-        if type(self).pstates is not ContentionModel.pstates:
-            pairs = [self.pstates(int(b), float(u), float(m)) for b, u, m in zip(busy_cores, used_bw, mem_bw)]
-            run, idle = zip(*pairs)
-            return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
-        active = busy_cores > 0
-        return np.where(active & (used_bw > mem_bw), P1, P0), np.where(active, P2, P3)
-
 
 class NoContention(ContentionModel):
     """Busy cores always compute at full speed (P0): memory bandwidth is never a limit.
@@ -80,11 +67,6 @@ class NoContention(ContentionModel):
     def pstates(self, busy_cores: int, used_bw: float, mem_bw: float) -> tuple[int, int]:
         """``(P0, P2)`` when a core is busy, else ``(P0, P3)``."""
         return P0, (P2 if busy_cores else P3)
-
-    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
-                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`pstates` for many processors (shapes (k,) in, (k,) int64 out)."""
-        return np.full(busy_cores.shape, P0, dtype=np.int64), np.where(busy_cores > 0, P2, P3)
 
 
 #: Contention models by name (classes, instantiated once per run).
@@ -152,12 +134,10 @@ class ResourceState:
         self._run: list[int] = [run0] * h.nb_processors
         self._idle: list[int] = [idle0] * h.nb_processors
         self._node: list[int] = np.asarray(h.processor_node).tolist()
-        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
-        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
+        self._proc_of: list[int] = np.asarray(h.core_processor).tolist()
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
-        self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
-        self._mem_bw: list[float] = self._mem_bw_np.tolist()
+        self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -192,45 +172,38 @@ class ResourceState:
     def _load(self, job: Job, cores: np.ndarray, sign: int, now: float) -> dict[int, list[int]]:
         """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``.
 
+        Plain Python over the job's processors: jobs hold a few cores on a few processors, where
+        NumPy's per-call cost would dominate. Only cores whose pstate really changes are
+        visited (see :meth:`_settle`).
+
         Returns:
             The pstate switches this causes, ``{pstate: sorted core ids}``, pstates ascending.
         """
-        procs = self.hierarchy.core_processor[cores]
-        p0 = procs[0]
-        if procs[-1] == p0 and (procs.size == 1 or (procs == p0).all()):
-            return self._load_processor(job, int(p0), cores, sign, now)
-        # Several processors: NumPy over all of them, every core of theirs re-derived.
-        h = self.hierarchy
-        if job.mem > 0.0:
-            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
-        np.add.at(self.processor_busy, procs, sign)
-        if job.mem_bw > 0.0:
-            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
-            # Bandwidth sums come back to zero exactly only up to rounding.
-            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
-        parr = np.unique(procs)
-        nb_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
-        for p, over in zip(parr.tolist(), ((nb_busy > 0) & (used > cap)).tolist()):
-            self._record_one(p, over, now)
-        run, idle = self.model.pstates_many(nb_busy, used, cap)
-        for p, r, i in zip(parr.tolist(), run.tolist(), idle.tolist()):
-            self._run[p], self._idle[p] = r, i
-        counts = self._count_np[parr]
-        ends = np.cumsum(counts)
-        all_cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
-        wanted = np.where(self.core_free[all_cores], np.repeat(idle, counts), np.repeat(run, counts))
-        differ = wanted != self.core_pstate[all_cores]
-        all_cores, wanted = all_cores[differ], wanted[differ]
-        self.core_pstate[all_cores] = wanted
-        return {int(ps): all_cores[wanted == ps].tolist() for ps in np.unique(wanted)}
+        cl = cores.tolist()
+        proc_of = self._proc_of
+        per_proc: dict[int, list[int]] = {}
+        for c in cl:
+            p = proc_of[c]
+            mine = per_proc.get(p)
+            if mine is None:
+                per_proc[p] = [c]
+            else:
+                mine.append(c)
+        changes: dict[int, list[int]] = {}
+        if len(per_proc) == 1:
+            self._load_processor(job, proc_of[cl[0]], cl, sign, now, changes)
+        else:
+            self._load_processors(job, per_proc, sign, now, changes)
+        changes = {ps: cs for ps, cs in changes.items() if cs}
+        core_pstate = self.core_pstate
+        for ps, cs in changes.items():
+            cs.sort()
+            core_pstate[cs] = ps
+        return dict(sorted(changes.items())) if len(changes) > 1 else changes
 
-    def _load_processor(self, job: Job, p: int, cores: np.ndarray, sign: int,
-                        now: float) -> dict[int, list[int]]:
-        """:meth:`_load` for the ``cores`` of ``job`` on processor ``p``, then its pstate switches.
-
-        Only cores whose pstate really changes are visited: the job's own cores, plus all busy
-        (or all idle) cores of ``p`` when the model's pstate for busy (or idle) cores changed.
-        """
+    def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
+                        changes: dict[int, list[int]]) -> None:
+        """:meth:`_load` for a job whose ``cores`` are all on processor ``p``."""
         k = len(cores)
         busy = self.processor_busy[p] = self.processor_busy[p] + sign * k
         if job.mem > 0.0:
@@ -238,27 +211,80 @@ class ResourceState:
         if job.mem_bw > 0.0:
             # Bandwidth sums come back to zero exactly only up to rounding.
             self.processor_used_bw[p] = self.processor_used_bw[p] + sign * k * job.mem_bw if busy else 0.0
-        nb_busy, used, cap = int(busy), float(self.processor_used_bw[p]), self._mem_bw[p]
+        self._settle(p, int(busy), cores, sign, now, changes)
+
+    def _load_processors(self, job: Job, per_proc: dict[int, list[int]], sign: int, now: float,
+                         changes: dict[int, list[int]]) -> None:
+        """:meth:`_load` for a job spread over several processors (``{processor: its cores}``).
+
+        Memory and bandwidth are added core by core (as ``numpy.add.at`` over the job's cores
+        would), which keeps the sums of earlier versions to the last bit.
+        """
+        mem, bw = job.mem, job.mem_bw
+        if mem > 0.0:
+            d = -sign * mem
+            per_node: dict[int, int] = {}
+            for p, cs in per_proc.items():
+                node = self._node[p]
+                per_node[node] = per_node.get(node, 0) + len(cs)
+            free_mem = self.node_free_mem
+            for node, k in per_node.items():
+                v = float(free_mem[node])
+                for _ in range(k):
+                    v += d
+                free_mem[node] = v
+        busy_of, used_of = self.processor_busy, self.processor_used_bw
+        d = sign * bw
+        for p in sorted(per_proc):
+            cs = per_proc[p]
+            busy = int(busy_of[p]) + sign * len(cs)
+            busy_of[p] = busy
+            if bw > 0.0:
+                v = float(used_of[p])
+                for _ in cs:
+                    v += d
+                # Bandwidth sums come back to zero exactly only up to rounding.
+                used_of[p] = v if busy else 0.0
+            self._settle(p, busy, cs, sign, now, changes)
+
+    def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
+                changes: dict[int, list[int]]) -> None:
+        """Record processor ``p``'s over-utilization and add its pstate switches to ``changes``.
+
+        ``mine`` are the cores of ``p`` the job just took (sign 1) or freed (sign -1); every
+        other busy core of ``p`` was in the model's previous pstate for busy cores, every other
+        idle core in its previous pstate for idle cores. Only cores whose pstate changes are
+        listed (unsorted).
+        """
+        used, cap = float(self.processor_used_bw[p]), self._mem_bw[p]
         self._record_one(p, nb_busy > 0 and used > cap, now)
         run, idle = self.model.pstates(nb_busy, used, cap)
         old_run, old_idle = self._run[p], self._idle[p]
-        changes: dict[int, list[int]] = {}
+        self._run[p], self._idle[p] = run, idle
+        # Pstates of the cores ``mine`` before and after; the other cores keep their side.
+        before, after = (old_idle, run) if sign > 0 else (old_run, idle)
         start = self._first[p]
         free = self.core_free[start:start + self._count[p]]
         if run != old_run:
-            changes[run] = ((~free).nonzero()[0] + start).tolist()
-        elif sign > 0 and run != old_idle:
-            changes[run] = cores.tolist()
+            busy_cores = ((~free).nonzero()[0] + start).tolist()
+            if sign > 0:
+                busy_cores = [c for c in busy_cores if c not in mine] if after == before else busy_cores
+            self._add(changes, run, busy_cores)
         if idle != old_idle:
-            changes.setdefault(idle, []).extend((free.nonzero()[0] + start).tolist())
-        elif sign < 0 and idle != old_run:
-            changes.setdefault(idle, []).extend(cores.tolist())
-        self._run[p], self._idle[p] = run, idle
-        changes = {ps: cs for ps, cs in changes.items() if cs}
-        for ps, cs in changes.items():
-            cs.sort()
-            self.core_pstate[cs] = ps
-        return dict(sorted(changes.items())) if len(changes) > 1 else changes
+            free_cores = (free.nonzero()[0] + start).tolist()
+            if sign < 0:
+                free_cores = [c for c in free_cores if c not in mine] if after == before else free_cores
+            self._add(changes, idle, free_cores)
+        if after != before and not ((sign > 0 and run != old_run) or (sign < 0 and idle != old_idle)):
+            self._add(changes, after, mine)
+
+    @staticmethod
+    def _add(changes: dict[int, list[int]], pstate: int, cores: list[int]) -> None:
+        listed = changes.get(pstate)
+        if listed is None:
+            changes[pstate] = list(cores)
+        else:
+            listed.extend(cores)
 
     def _record_one(self, p: int, over: bool, now: float) -> None:
         if over == self._over[p]:

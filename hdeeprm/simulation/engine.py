@@ -37,7 +37,7 @@ import numpy as np
 from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
-from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount
+from hdeeprm.simulation.energy import COMP, IDLE, SPEED, EnergyAccount, total
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -68,8 +68,6 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _KILLED = JobState.COMPLETED_KILLED
 _REJECTED = JobState.REJECTED
 _INF = math.inf
-_sum = np.add.reduce
-_min = np.minimum.reduce
 
 
 class Engine:
@@ -123,14 +121,17 @@ class Engine:
         self._ack = bool(ack_pstates)
 
         self.now = 0.0
-        self.pstate = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
-        self._initial_pstates = self.pstate.copy()
+        self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
+        self._pstate: list[int] = self._initial_pstates.tolist()
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
-        self._host_job = np.full(n, -1, dtype=np.intp)
-        # _cur[k, h] = _table[pstate[h], k, h], updated in place: one gather of the columns
-        # ``hosts`` gives everything a job start or a pstate switch needs.
-        self._cur = np.ascontiguousarray(self._table[self.pstate, :, np.arange(n)].T)
+        self._host_job: list[int] = [-1] * n
+        # Plain lists, not arrays: jobs and pstate switches touch a few hosts each, where a
+        # NumPy call costs more than a Python loop. _tab[p][k][h] = _table[p, k, h];
+        # _cur[k][h] = _tab[pstate[h]][k][h], updated in place (never rebound: the energy
+        # account reads the same lists).
+        self._tab = [tuple(row.tolist() for row in self._table[p]) for p in range(self._table.shape[0])]
+        self._cur = [[self._tab[p][k][h] for h, p in enumerate(self._pstate)] for k in (SPEED, IDLE, COMP)]
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)
@@ -141,7 +142,7 @@ class Engine:
         self.start_time = np.full(nj, np.nan)
         self.finish_time = np.full(nj, np.nan)
         self.allocation: list[tuple[int, ...] | None] = [None] * nj
-        self._alloc_idx: list[np.ndarray | None] = [None] * nj
+        self._alloc_idx: list[np.ndarray | None] = [None] * nj  # while running
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
@@ -255,13 +256,18 @@ class Engine:
         return Batch(t, submitted, completed, calls > 0, killed, calls, acks)
 
     # ------------------------------------------------------------------ job life cycle
-    def _summarise(self, idx: np.ndarray) -> tuple[float, float, float]:
-        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of hosts ``idx``."""
-        block = self._cur.take(idx, axis=1)  # half the cost of self._cur[:, idx] (contiguous)
-        if len(idx) <= SMALL:  # Python's min/sum over lists beat numpy's fixed reduction cost
-            speed, idle, comp = block.tolist()
-            return min(speed), sum(idle), sum(comp)
-        return float(_min(block[SPEED])), float(_sum(block[IDLE])), float(_sum(block[COMP]))
+    def _summarise(self, hosts: Sequence[int]) -> tuple[float, float, float]:
+        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``."""
+        speed, idle, comp = self._cur
+        speeds = [speed[h] for h in hosts]
+        idles = [idle[h] for h in hosts]
+        comps = [comp[h] for h in hosts]
+        return min(speeds), total(idles), total(comps)
+
+    @property
+    def pstate(self) -> np.ndarray:
+        """Current pstate of each host, intp (nb_hosts,) (a new array)."""
+        return np.array(self._pstate, dtype=np.intp)
 
     def execute_job(self, job: Job, hosts: Sequence[int]) -> None:
         """Start a submitted job now on the given hosts (Batsim EXECUTE_JOB).
@@ -288,7 +294,9 @@ class Engine:
                                   f"are busy")
         now = self.now
         busy[idx] = True
-        self._host_job[idx] = i
+        host_job = self._host_job
+        for h in alloc:
+            host_job[h] = i
         self._n_busy += len(alloc)
         self.state[i] = _RUNNING
         self.start_time[i] = now
@@ -298,7 +306,7 @@ class Engine:
         self._n_started += 1
         account = self._account
         if self._is_ph[i]:
-            speed, idle, comp = self._summarise(idx)
+            speed, idle, comp = self._summarise(alloc)
             if account is not None:
                 account.computation_started(i, idx, now, idle, comp)
             self._remaining[i] = job.profile.cpu
@@ -307,7 +315,7 @@ class Engine:
             self._schedule_end(i)
         else:
             if account is not None:
-                account.delay_started(i, idx, now)
+                account.delay_started(i, alloc, now)
             delay, walltime = job.profile.delay, job.walltime
             killed = 0 <= walltime <= delay  # Batsim: a delay job succeeds only if delay < walltime
             self._by_walltime[i] = killed
@@ -335,11 +343,14 @@ class Engine:
     def _end_job(self, i: int, final: JobState) -> None:
         """Finish running job ``i`` at :attr:`now` with state ``final`` and free its hosts."""
         idx = self._alloc_idx[i]
+        self._alloc_idx[i] = None
         self.state[i] = final
         self.finish_time[i] = self.now
         self._version[i] += 1
         self.busy[idx] = False
-        self._host_job[idx] = -1
+        host_job = self._host_job
+        for h in self.allocation[i]:
+            host_job[h] = -1
         self._n_busy -= len(idx)
         computed = self._is_ph[i]
         if computed:
@@ -422,35 +433,37 @@ class Engine:
             SimulationError: A host id or a pstate is out of range.
         """
         if validate:
-            groups = checks.pstate_groups(changes, self._n_pstates, self._uniform_pstates)
+            groups = [(alloc, p) for alloc, _, p in
+                      checks.pstate_groups(changes, self._n_pstates, self._uniform_pstates)]
         else:
-            groups = []
-            for p, hosts in changes.items():
-                alloc = tuple(hosts)
-                groups.append((alloc, np.array(alloc, dtype=np.intp), p))
+            groups = [(tuple(hosts), p) for p, hosts in changes.items()]
         if not groups:
             return
-        all_idx = groups[0][1] if len(groups) == 1 else np.concatenate([g[1] for g in groups])
-        jobs_here = set(self._host_job[all_idx].tolist())
+        host_job = self._host_job
+        jobs_here = {host_job[h] for alloc, _ in groups for h in alloc}
         jobs_here.discard(-1)
-        jobs_here = sorted(jobs_here)
         account, recorder, is_ph, now = self._account, self._recorder, self._is_ph, self.now
-        for alloc, idx, p in groups:
+        cur_speed, cur_idle, cur_comp = self._cur
+        pstate = self._pstate
+        for alloc, p in groups:
             if recorder is not None:
                 recorder.switching(now)
-            new = self._table[p].take(idx, axis=1)  # contiguous: take() would copy a strided one
+            speed, idle, comp = self._tab[p]
             if account is not None:
-                account.switch_hosts(idx, new[IDLE])
-            self._cur[:, idx] = new
-            self.pstate[idx] = p
+                account.switch_hosts(alloc, [idle[h] for h in alloc])
+            for h in alloc:
+                cur_speed[h] = speed[h]
+                cur_idle[h] = idle[h]
+                cur_comp[h] = comp[h]
+                pstate[h] = p
             self._grouped_switches += 1
             self._machine_switches += len(alloc)
             if self._ack:
                 self._pending_acks.append((alloc, p))
             if recorder is not None:
                 recorder.switched(now, alloc, p, self._n_busy)
-        for j in jobs_here:
-            speed, idle, comp = self._summarise(self._alloc_idx[j])
+        for j in sorted(jobs_here):
+            speed, idle, comp = self._summarise(self.allocation[j])
             if is_ph[j]:
                 if account is not None:
                     account.rewatt(j, now, idle, comp)
