@@ -30,7 +30,7 @@ from __future__ import annotations
 import heapq
 import math
 import time as _wallclock
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -95,13 +95,19 @@ class Engine:
         ack_pstates: Acknowledge every :meth:`set_pstate` in a batch at the same instant
             (:attr:`Batch.pstate_changes`, Batsim's RESOURCE_STATE_CHANGED), as Batsim does;
             off by default because an in-process decision system does not need it.
+        recorder: Builds the recorder from ``(nb_hosts, energy account or None)`` when
+            ``record`` is on: :class:`~hdeeprm.simulation.recording.Recorder` keeps the rows;
+            a streaming one (``streams`` True, e.g. :class:`hdeeprm.outputs.stream.CsvStream`)
+            writes them as they come, and :attr:`allocation` then forgets each job's hosts
+            when it ends.
 
     Attributes:
         now: Current simulated time in seconds.
         state: :class:`JobState` of each job, by job index.
         start_time: Start time (s) by job index, float64 (nb_jobs,), NaN when not started.
         finish_time: End time (s) by job index, float64 (nb_jobs,), NaN when not finished.
-        allocation: Host ids of each job by job index, None when not started.
+        allocation: Host ids of each job by job index, None when not started (and, with a
+            streaming recorder, once ended).
         pstate: Current pstate of each host, int (nb_hosts,).
         busy: Whether a job runs on each host, bool (nb_hosts,).
 
@@ -111,7 +117,8 @@ class Engine:
     """
 
     def __init__(self, hosts: Sequence[HostSpec], workload: Workload, *, energy: bool = True,
-                 record: bool = True, ack_pstates: bool = False) -> None:
+                 record: bool = True, ack_pstates: bool = False,
+                 recorder: Callable[[int, EnergyAccount | None], Recorder] = Recorder) -> None:
         self._hosts = tuple(hosts)
         self._table, self._n_pstates = checks.host_tables(self._hosts)
         n = self._n_hosts = len(self._hosts)
@@ -126,6 +133,8 @@ class Engine:
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job: list[int] = [-1] * n
+        self._host_busy = [0.0] * n        # s of ended jobs per host (out_schedule.csv)
+        self._host_last_end = [-_INF] * n  # end of the last ended job per host (s)
         # Plain lists, not arrays: jobs and pstate switches touch a few hosts each, where a
         # NumPy call costs more than a Python loop. _tab[p][k][h] = _table[p, k, h];
         # _cur[k][h] = _tab[pstate[h]][k][h], updated in place (never rebound: the energy
@@ -137,7 +146,8 @@ class Engine:
         nj = len(jobs)
         self._is_ph = checks.computes(jobs)
         self._account = EnergyAccount(self._cur, nj) if energy else None
-        self._recorder = Recorder(n, self._account) if record else None
+        self._recorder = recorder(n, self._account) if record else None
+        self._forget = self._recorder is not None and self._recorder.streams
         self.state: list[JobState] = [_NOT_SUBMITTED] * nj
         self.start_time = np.full(nj, np.nan)
         self.finish_time = np.full(nj, np.nan)
@@ -348,9 +358,14 @@ class Engine:
         self.finish_time[i] = self.now
         self._version[i] += 1
         self.busy[idx] = False
-        host_job = self._host_job
+        host_job, host_busy, last_end = self._host_job, self._host_busy, self._host_last_end
+        now = self.now
+        run = now - float(self.start_time[i])
         for h in self.allocation[i]:
             host_job[h] = -1
+            host_busy[h] += run
+            if now > last_end[h]:
+                last_end[h] = now
         self._n_busy -= len(idx)
         computed = self._is_ph[i]
         if computed:
@@ -358,8 +373,14 @@ class Engine:
         if self._account is not None:
             self._account.job_ended(i, idx, self.now, computed)
         self._completion_order.append(i)
-        if self._recorder is not None:
-            self._recorder.job_ended(self.now, self._n_busy)
+        recorder = self._recorder
+        if recorder is not None:
+            recorder.job_ended(self.now, self._n_busy)
+            account = self._account
+            recorder.job_finished(self._jobs[i], final, float(self.start_time[i]), self.now, self.allocation[i],
+                                  math.nan if account is None else float(account.job_energy[i]), "")
+            if self._forget:
+                self.allocation[i] = None
 
     def _advance(self, i: int) -> None:
         """Bring the remaining work of parallel_homogeneous job ``i`` up to :attr:`now`."""
@@ -383,6 +404,8 @@ class Engine:
         self.finish_time[i] = self.now
         self._reasons[i] = str(reason)
         self._completion_order.append(i)
+        if self._recorder is not None:
+            self._recorder.job_finished(job, _REJECTED, math.nan, self.now, None, math.nan, self._reasons[i])
 
     def kill_job(self, job: Job) -> None:
         """Kill a running job now (Batsim KILL_JOB): final state COMPLETED_KILLED.
@@ -584,6 +607,8 @@ class Engine:
             machine_states=[] if recorder is None else list(recorder.machine_states),
             pstate_changes=[] if recorder is None else list(recorder.pstate_changes),
             energy_log=[] if recorder is None else list(recorder.energy_log),
+            host_busy=np.array(self._host_busy),
+            host_last_end=np.array(self._host_last_end),
             scheduling_time=self._wall_sched,
             simulation_time=sim_time,
         )
