@@ -138,6 +138,7 @@ class ResourceState:
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
         self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
+        self._free: list[bool] = [True] * h.nb_cores  # core_free as a list (cheap per-core reads)
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -159,7 +160,11 @@ class ResourceState:
         self.core_free[cores] = False
         self.core_job[cores] = job.index
         self.nb_free -= len(cores)
-        return self._load(job, cores, 1, now)
+        cl = cores.tolist()
+        free = self._free
+        for c in cl:
+            free[c] = False
+        return self._load(job, cl, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes."""
@@ -167,9 +172,13 @@ class ResourceState:
         self.core_free[cores] = True
         self.core_job[cores] = -1
         self.nb_free += len(cores)
-        return self._load(job, cores, -1, now)
+        cl = cores.tolist()
+        free = self._free
+        for c in cl:
+            free[c] = True
+        return self._load(job, cl, -1, now)
 
-    def _load(self, job: Job, cores: np.ndarray, sign: int, now: float) -> dict[int, list[int]]:
+    def _load(self, job: Job, cl: list[int], sign: int, now: float) -> dict[int, list[int]]:
         """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``.
 
         Plain Python over the job's processors: jobs hold a few cores on a few processors, where
@@ -179,7 +188,6 @@ class ResourceState:
         Returns:
             The pstate switches this causes, ``{pstate: sorted core ids}``, pstates ascending.
         """
-        cl = cores.tolist()
         proc_of = self._proc_of
         per_proc: dict[int, list[int]] = {}
         for c in cl:
@@ -264,14 +272,15 @@ class ResourceState:
         # Pstates of the cores ``mine`` before and after; the other cores keep their side.
         before, after = (old_idle, run) if sign > 0 else (old_run, idle)
         start = self._first[p]
-        free = self.core_free[start:start + self._count[p]]
+        cores = range(start, start + self._count[p])
+        free = self._free
         if run != old_run:
-            busy_cores = ((~free).nonzero()[0] + start).tolist()
+            busy_cores = [c for c in cores if not free[c]]
             if sign > 0:
                 busy_cores = [c for c in busy_cores if c not in mine] if after == before else busy_cores
             self._add(changes, run, busy_cores)
         if idle != old_idle:
-            free_cores = (free.nonzero()[0] + start).tolist()
+            free_cores = [c for c in cores if free[c]]
             if sign < 0:
                 free_cores = [c for c in free_cores if c not in mine] if after == before else free_cores
             self._add(changes, idle, free_cores)

@@ -239,7 +239,18 @@ def initial_pstate_rows(initial: np.ndarray) -> list[str]:
 
 def pstate_row(t: float, hosts: tuple[int, ...], pstate: int) -> str:
     """One row of ``out_pstate_changes.csv``: time (s), host ids, new pstate (-1: switching)."""
-    return f"{t:g},{interval_set(hosts)},{pstate}"
+    return f"{_pstate_prefix(t, hosts)}{pstate}"
+
+
+def _pstate_prefix(t: float, hosts: tuple[int, ...]) -> str:
+    """``time,machine_id,`` of a pstate-change row."""
+    return f"{t:g},{interval_set(hosts)},"
+
+
+def pstate_rows(t: float, hosts: tuple[int, ...], pstate: int) -> str:
+    """The two rows of one pstate switch (``-1`` then ``pstate``), each ended by a newline."""
+    text = _pstate_prefix(t, hosts)
+    return f"{text}-1\n{text}{pstate}\n"
 
 
 def energy_row(t: float, e: float, kind: str, wattmin: float, prev_t: float, prev_e: float) -> str:

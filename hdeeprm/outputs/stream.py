@@ -17,7 +17,7 @@ import numpy as np
 
 from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
                                         PSTATE_CHANGES_HEADER, energy_row, initial_pstate_rows, job_row,
-                                        machine_state_row, pstate_row)
+                                        machine_state_row, pstate_rows)
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Job, JobState
@@ -114,7 +114,7 @@ class CsvStream(Recorder):
     def switched(self, now: float, hosts: tuple[int, ...], pstate: int, nb_busy: int) -> None:
         """See :meth:`Recorder.switched`."""
         if self._ps is not None:
-            self._ps(f"{pstate_row(now, hosts, -1)}\n{pstate_row(now, hosts, pstate)}\n")
+            self._ps(pstate_rows(now, hosts, pstate))
         self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
         if self._en is not None:
             self._energy_row(now, "p")
