@@ -56,6 +56,19 @@ class ContentionModel:
             return P0, P3
         return (P1 if used_bw > mem_bw else P0), P2
 
+    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
+                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pstates` for many processors at once (shapes (k,) in, (k,) int64 out).
+
+        Subclasses that override :meth:`pstates` only are served by a loop over it.
+        """
+        if type(self).pstates is not ContentionModel.pstates:
+            pairs = [self.pstates(int(b), float(u), float(m)) for b, u, m in zip(busy_cores, used_bw, mem_bw)]
+            run, idle = zip(*pairs)
+            return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
+        active = busy_cores > 0
+        return np.where(active & (used_bw > mem_bw), P1, P0), np.where(active, P2, P3)
+
 
 class NoContention(ContentionModel):
     """Busy cores always compute at full speed (P0): memory bandwidth is never a limit.
@@ -67,6 +80,11 @@ class NoContention(ContentionModel):
     def pstates(self, busy_cores: int, used_bw: float, mem_bw: float) -> tuple[int, int]:
         """``(P0, P2)`` when a core is busy, else ``(P0, P3)``."""
         return P0, (P2 if busy_cores else P3)
+
+    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
+                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pstates` for many processors (shapes (k,) in, (k,) int64 out)."""
+        return np.full(busy_cores.shape, P0, dtype=np.int64), np.where(busy_cores > 0, P2, P3)
 
 
 #: Contention models by name (classes, instantiated once per run).
@@ -95,6 +113,11 @@ def make_contention_model(name: str) -> ContentionModel:
         OptionsError: unknown name (lists the valid ones and the closest).
     """
     return CONTENTION_MODELS[name]()
+
+
+#: Jobs of more cores than this, on several processors, are loaded with NumPy (one call per
+#: array instead of Python per processor).
+MANY = 64
 
 
 class ResourceState:
@@ -139,6 +162,9 @@ class ResourceState:
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
         self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
         self._free: list[bool] = [True] * h.nb_cores  # core_free as a list (cheap per-core reads)
+        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
+        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
+        self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -164,7 +190,7 @@ class ResourceState:
         free = self._free
         for c in cl:
             free[c] = False
-        return self._load(job, cl, 1, now)
+        return self._load(job, cl, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes."""
@@ -176,19 +202,33 @@ class ResourceState:
         free = self._free
         for c in cl:
             free[c] = True
-        return self._load(job, cl, -1, now)
+        return self._load(job, cl, cores, -1, now)
 
-    def _load(self, job: Job, cl: list[int], sign: int, now: float) -> dict[int, list[int]]:
-        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``.
+    def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
+              now: float) -> dict[int, list[int]]:
+        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on its cores.
 
-        Plain Python over the job's processors: jobs hold a few cores on a few processors, where
-        NumPy's per-call cost would dominate. Only cores whose pstate really changes are
-        visited (see :meth:`_settle`).
+        Plain Python over the job's processors when the job is small (most are), where NumPy's
+        per-call cost would dominate; only cores whose pstate really changes are visited (see
+        :meth:`_settle`). NumPy over all their cores (:meth:`_load_many`) for a job of more
+        than :data:`MANY` cores spread over several processors.
+
+        Args:
+            job: The job.
+            cl: Its core ids (list).
+            cores: The same, int64 array.
+            sign: 1 (start) or -1 (end).
+            now: Current time (s).
 
         Returns:
             The pstate switches this causes, ``{pstate: sorted core ids}``, pstates ascending.
         """
         proc_of = self._proc_of
+        if len(cl) > MANY:
+            p0 = proc_of[cl[0]]
+            procs = self.hierarchy.core_processor[cores]
+            if not (procs == p0).all():
+                return self._load_many(job, cores, procs, sign, now)
         per_proc: dict[int, list[int]] = {}
         for c in cl:
             p = proc_of[c]
@@ -208,6 +248,33 @@ class ResourceState:
             cs.sort()
             core_pstate[cs] = ps
         return dict(sorted(changes.items())) if len(changes) > 1 else changes
+
+    def _load_many(self, job: Job, cores: np.ndarray, procs: np.ndarray, sign: int,
+                   now: float) -> dict[int, list[int]]:
+        """:meth:`_load` with NumPy over every core of the job's processors (large jobs)."""
+        h = self.hierarchy
+        if job.mem > 0.0:
+            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
+        np.add.at(self.processor_busy, procs, sign)
+        if job.mem_bw > 0.0:
+            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
+            # Bandwidth sums come back to zero exactly only up to rounding.
+            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
+        parr = np.unique(procs)
+        nb_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
+        for p, over in zip(parr.tolist(), ((nb_busy > 0) & (used > cap)).tolist()):
+            self._record_one(p, over, now)
+        run, idle = self.model.pstates_many(nb_busy, used, cap)
+        for p, r, i in zip(parr.tolist(), run.tolist(), idle.tolist()):
+            self._run[p], self._idle[p] = r, i
+        counts = self._count_np[parr]
+        ends = np.cumsum(counts)
+        all_cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
+        wanted = np.where(self.core_free[all_cores], np.repeat(idle, counts), np.repeat(run, counts))
+        differ = wanted != self.core_pstate[all_cores]
+        all_cores, wanted = all_cores[differ], wanted[differ]
+        self.core_pstate[all_cores] = wanted
+        return {int(ps): all_cores[wanted == ps].tolist() for ps in np.unique(wanted)}
 
     def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
                         changes: dict[int, list[int]]) -> None:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.simulation.energy import host_runs
 from hdeeprm.simulation.engine import SimulationResult
 from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, consumed_joules, job_slowdown, slowdown
 from hdeeprm.workload.model import Job, JobState
@@ -59,13 +60,17 @@ def interval_set(hosts) -> str:
     """Batsim's interval-set text of host ids, e.g. ``[7, 0, 1, 2, 3] -> "0-3 7"``.
 
     The same text as ``str(procset.ProcSet(*hosts))``, built from sorted runs
-    (ProcSet merges ids one by one, far slower on long outputs). Texts of tuples are cached
-    (a bounded cache): the same host groups switch pstate again and again.
+    (ProcSet merges ids one by one, far slower on long outputs). Texts of up to 64 hosts are
+    cached (a bounded cache): the same small host groups switch pstate again and again.
 
     Args:
         hosts: Host ids (ints, any order, duplicates allowed).
     """
-    return _interval_set(hosts if isinstance(hosts, tuple) else tuple(hosts))
+    hosts = hosts if isinstance(hosts, tuple) else tuple(hosts)
+    if len(hosts) <= 64:
+        return _interval_set(hosts)
+    starts, ends = host_runs(hosts)
+    return " ".join(f"{s}-{e}" if e != s else str(s) for s, e in zip(starts, ends))
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -37,7 +37,7 @@ import numpy as np
 from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
-from hdeeprm.simulation.energy import COMP, IDLE, SPEED, EnergyAccount, total
+from hdeeprm.simulation.energy import COMP, IDLE, SPEED, EnergyAccount, gather, host_runs, total
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -68,6 +68,8 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _KILLED = JobState.COMPLETED_KILLED
 _REJECTED = JobState.REJECTED
 _INF = math.inf
+#: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
+MANY = 64
 
 
 class Engine:
@@ -133,8 +135,8 @@ class Engine:
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job: list[int] = [-1] * n
-        self._host_busy = [0.0] * n        # s of ended jobs per host (out_schedule.csv)
-        self._host_last_end = [-_INF] * n  # end of the last ended job per host (s)
+        self._host_busy = np.zeros(n)             # s of ended jobs per host (out_schedule.csv)
+        self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         # Plain lists, not arrays: jobs and pstate switches touch a few hosts each, where a
         # NumPy call costs more than a Python loop. _tab[p][k][h] = _table[p, k, h];
         # _cur[k][h] = _tab[pstate[h]][k][h], updated in place (never rebound: the energy
@@ -269,10 +271,7 @@ class Engine:
     def _summarise(self, hosts: Sequence[int]) -> tuple[float, float, float]:
         """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``."""
         speed, idle, comp = self._cur
-        speeds = [speed[h] for h in hosts]
-        idles = [idle[h] for h in hosts]
-        comps = [comp[h] for h in hosts]
-        return min(speeds), total(idles), total(comps)
+        return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
 
     @property
     def pstate(self) -> np.ndarray:
@@ -358,14 +357,12 @@ class Engine:
         self.finish_time[i] = self.now
         self._version[i] += 1
         self.busy[idx] = False
-        host_job, host_busy, last_end = self._host_job, self._host_busy, self._host_last_end
-        now = self.now
-        run = now - float(self.start_time[i])
+        host_job = self._host_job
         for h in self.allocation[i]:
             host_job[h] = -1
-            host_busy[h] += run
-            if now > last_end[h]:
-                last_end[h] = now
+        # Time never goes back: this end is the last one on these hosts so far.
+        self._host_busy[idx] += self.now - self.start_time[i]
+        self._host_last_end[idx] = self.now
         self._n_busy -= len(idx)
         computed = self._is_ph[i]
         if computed:
@@ -463,7 +460,9 @@ class Engine:
         if not groups:
             return
         host_job = self._host_job
-        jobs_here = {host_job[h] for alloc, _ in groups for h in alloc}
+        jobs_here = set(gather(host_job, groups[0][0]))
+        for alloc, _ in groups[1:]:
+            jobs_here.update(gather(host_job, alloc))
         jobs_here.discard(-1)
         account, recorder, is_ph, now = self._account, self._recorder, self._is_ph, self.now
         cur_speed, cur_idle, cur_comp = self._cur
@@ -473,12 +472,20 @@ class Engine:
                 recorder.switching(now)
             speed, idle, comp = self._tab[p]
             if account is not None:
-                account.switch_hosts(alloc, [idle[h] for h in alloc])
-            for h in alloc:
-                cur_speed[h] = speed[h]
-                cur_idle[h] = idle[h]
-                cur_comp[h] = comp[h]
-                pstate[h] = p
+                account.switch_hosts(alloc, gather(idle, alloc))
+            if len(alloc) <= MANY:
+                for h in alloc:
+                    cur_speed[h] = speed[h]
+                    cur_idle[h] = idle[h]
+                    cur_comp[h] = comp[h]
+                    pstate[h] = p
+            else:   # a large group: slice copies over its runs of consecutive hosts
+                for a, b in zip(*host_runs(alloc)):
+                    b += 1
+                    cur_speed[a:b] = speed[a:b]
+                    cur_idle[a:b] = idle[a:b]
+                    cur_comp[a:b] = comp[a:b]
+                    pstate[a:b] = [p] * (b - a)
             self._grouped_switches += 1
             self._machine_switches += len(alloc)
             if self._ack:
@@ -607,8 +614,8 @@ class Engine:
             machine_states=[] if recorder is None else list(recorder.machine_states),
             pstate_changes=[] if recorder is None else list(recorder.pstate_changes),
             energy_log=[] if recorder is None else list(recorder.energy_log),
-            host_busy=np.array(self._host_busy),
-            host_last_end=np.array(self._host_last_end),
+            host_busy=self._host_busy.copy(),
+            host_last_end=self._host_last_end.copy(),
             scheduling_time=self._wall_sched,
             simulation_time=sim_time,
         )
