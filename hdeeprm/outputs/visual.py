@@ -38,7 +38,7 @@ PLOT_BINS = 1000
 class _Context:
     """What the plots of one :func:`make_plots` call share: the folder, the choices, ``out_jobs.csv`` read once."""
 
-    def __init__(self, outdir: Path, window, job_range) -> None:
+    def __init__(self, outdir: Path, window=None, job_range=None) -> None:
         self.outdir, self.window, self.job_range = outdir, window, job_range
         self._jobs = None
 
@@ -217,18 +217,15 @@ def _plot_series(ax, values: np.ndarray, ylabel: str, title: str) -> None:
     ax.set_title(title)
 
 
-def _rewards(ctx: _Context, ax) -> None:
-    outdir = ctx.outdir
+def _rewards(outdir: Path, ax, ctx: _Context | None = None) -> None:
     _plot_series(ax, read_log(outdir / "rewards.log"), "total reward", "Rewards")
 
 
-def _losses(ctx: _Context, ax) -> None:
-    outdir = ctx.outdir
+def _losses(outdir: Path, ax, ctx: _Context | None = None) -> None:
     _plot_series(ax, read_log(outdir / "losses.log"), "loss", "Losses")
 
 
-def _action_preferences(ctx: _Context, ax) -> None:
-    outdir = ctx.outdir
+def _action_preferences(outdir: Path, ax, ctx: _Context | None = None) -> None:
     names, probs = read_probs(outdir / "probs.json")
     x = np.arange(1, probs.shape[0] + 1)
     ax.stackplot(x, probs.T, labels=names)
@@ -270,7 +267,8 @@ def gantt_selection(jobs: dict, window: tuple[float, float] | None = None,
     return np.sort(rows), f"first {GANTT_MAX_JOBS} of {int(ran.sum())} jobs (choose with a window or a job range)"
 
 
-def _gantt(ctx: _Context, ax) -> None:
+def _gantt(outdir: Path, ax, ctx: _Context | None = None) -> None:
+    ctx = ctx or _Context(outdir)
     from matplotlib.collections import PolyCollection
 
     jobs = ctx.jobs()
@@ -364,11 +362,13 @@ def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: st
     ax.set_title(title)
 
 
-def _utilization(ctx: _Context, ax) -> None:
+def _utilization(outdir: Path, ax, ctx: _Context | None = None) -> None:
+    ctx = ctx or _Context(outdir)
     _step_plot(ax, busy_cores(ctx.jobs()), "busy cores", "Utilization", ctx.window)
 
 
-def _queue_size(ctx: _Context, ax) -> None:
+def _queue_size(outdir: Path, ax, ctx: _Context | None = None) -> None:
+    ctx = ctx or _Context(outdir)
     _step_plot(ax, queue_size(ctx.jobs()), "pending jobs", "Queue size", ctx.window)
 
 
@@ -430,7 +430,7 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
             raise InputError(f"plot '{name}' needs {PLOTS[name]}, which is missing", path=str(source))
         fig, ax = plt.subplots(figsize=(8, 4.5))
         try:
-            _DRAW[name](ctx, ax)
+            _DRAW[name](outdir, ax, ctx)
             fig.tight_layout()
             path = dest / f"{name}.png"
             fig.savefig(path, dpi=dpi)
