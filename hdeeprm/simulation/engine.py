@@ -37,7 +37,8 @@ import numpy as np
 from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
-from hdeeprm.simulation.energy import COMP, IDLE, SPEED, EnergyAccount, gather, host_runs, total
+from hdeeprm.simulation.energy import IDLE, EnergyAccount, gather
+from hdeeprm.simulation.pstates import HostPstates
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -68,8 +69,6 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _KILLED = JobState.COMPLETED_KILLED
 _REJECTED = JobState.REJECTED
 _INF = math.inf
-#: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
-MANY = 64
 
 
 class Engine:
@@ -131,23 +130,17 @@ class Engine:
 
         self.now = 0.0
         self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
-        self._pstate: list[int] = self._initial_pstates.tolist()
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job: list[int] = [-1] * n
         self._host_busy = np.zeros(n)             # s of ended jobs per host (out_schedule.csv)
         self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
-        # Plain lists, not arrays: jobs and pstate switches touch a few hosts each, where a
-        # NumPy call costs more than a Python loop. _tab[p][k][h] = _table[p, k, h];
-        # _cur[k][h] = _tab[pstate[h]][k][h], updated in place (never rebound: the energy
-        # account reads the same lists).
-        self._tab = [tuple(row.tolist() for row in self._table[p]) for p in range(self._table.shape[0])]
-        self._cur = [[self._tab[p][k][h] for h, p in enumerate(self._pstate)] for k in (SPEED, IDLE, COMP)]
+        self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)
         self._is_ph = checks.computes(jobs)
-        self._account = EnergyAccount(self._cur, nj) if energy else None
+        self._account = EnergyAccount(self._hosts_now.cur, nj) if energy else None
         self._recorder = recorder(n, self._account) if record else None
         self._forget = self._recorder is not None and self._recorder.streams
         self.state: list[JobState] = [_NOT_SUBMITTED] * nj
@@ -268,15 +261,10 @@ class Engine:
         return Batch(t, submitted, completed, calls > 0, killed, calls, acks)
 
     # ------------------------------------------------------------------ job life cycle
-    def _summarise(self, hosts: Sequence[int]) -> tuple[float, float, float]:
-        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``."""
-        speed, idle, comp = self._cur
-        return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
-
     @property
     def pstate(self) -> np.ndarray:
         """Current pstate of each host, intp (nb_hosts,) (a new array)."""
-        return np.array(self._pstate, dtype=np.intp)
+        return np.array(self._hosts_now.pstate, dtype=np.intp)
 
     def execute_job(self, job: Job, hosts: Sequence[int]) -> None:
         """Start a submitted job now on the given hosts (Batsim EXECUTE_JOB).
@@ -315,7 +303,7 @@ class Engine:
         self._n_started += 1
         account = self._account
         if self._is_ph[i]:
-            speed, idle, comp = self._summarise(alloc)
+            speed, idle, comp = self._hosts_now.summarise(alloc)
             if account is not None:
                 account.computation_started(i, idx, now, idle, comp)
             self._remaining[i] = job.profile.cpu
@@ -465,27 +453,13 @@ class Engine:
             jobs_here.update(gather(host_job, alloc))
         jobs_here.discard(-1)
         account, recorder, is_ph, now = self._account, self._recorder, self._is_ph, self.now
-        cur_speed, cur_idle, cur_comp = self._cur
-        pstate = self._pstate
+        hosts_now = self._hosts_now
         for alloc, p in groups:
             if recorder is not None:
                 recorder.switching(now)
-            speed, idle, comp = self._tab[p]
             if account is not None:
-                account.switch_hosts(alloc, gather(idle, alloc))
-            if len(alloc) <= MANY:
-                for h in alloc:
-                    cur_speed[h] = speed[h]
-                    cur_idle[h] = idle[h]
-                    cur_comp[h] = comp[h]
-                    pstate[h] = p
-            else:   # a large group: slice copies over its runs of consecutive hosts
-                for a, b in zip(*host_runs(alloc)):
-                    b += 1
-                    cur_speed[a:b] = speed[a:b]
-                    cur_idle[a:b] = idle[a:b]
-                    cur_comp[a:b] = comp[a:b]
-                    pstate[a:b] = [p] * (b - a)
+                account.switch_hosts(alloc, gather(hosts_now.tab[p][IDLE], alloc))
+            hosts_now.apply(alloc, p)
             self._grouped_switches += 1
             self._machine_switches += len(alloc)
             if self._ack:
@@ -493,7 +467,7 @@ class Engine:
             if recorder is not None:
                 recorder.switched(now, alloc, p, self._n_busy)
         for j in sorted(jobs_here):
-            speed, idle, comp = self._summarise(self.allocation[j])
+            speed, idle, comp = self._hosts_now.summarise(self.allocation[j])
             if is_ph[j]:
                 if account is not None:
                     account.rewatt(j, now, idle, comp)
