@@ -9,8 +9,12 @@ Usage (from the repository root)::
 
 For each options file: the workload conversion time, then the simulation time
 (best of ``--repeat`` runs, without the Batsim-format logs, as in training)
-with the jobs/s and decisions/s it gives. Timing is measured here, never
-asserted in tests.
+with the jobs/s and decisions/s it gives. With ``--launch OUTDIR``: what
+``hdeeprm-launch`` does instead (inputs built, outputs streamed to OUTDIR as jobs
+end, summary written), its wall time, jobs/s and the peak resident memory of the
+process (``getrusage``), e.g. to check that memory does not grow with the number
+of jobs (``nb_jobs`` in the options). Timing is measured here, never asserted in
+tests.
 """
 from __future__ import annotations
 
@@ -50,6 +54,21 @@ def bench(path: str, repeat: int, record: bool, custom_workload: str | None = No
           f"({d} decisions)", flush=True)
 
 
+def bench_launch(path: str, outdir: str) -> None:
+    """Print the whole ``hdeeprm-launch`` run of one options file: seconds, jobs/s, peak MiB."""
+    import resource
+
+    from hdeeprm.run.launch import launch
+
+    t0 = time.perf_counter()
+    result = launch(path, outdir=outdir, quiet=True)
+    wall = time.perf_counter() - t0
+    n = result.metrics[-1]["nb_jobs"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # Linux: KiB
+    print(f"{Path(path).name}: launch of {n} jobs with outputs in {wall:.2f} s -> {n / wall:,.0f} jobs/s, "
+          f"peak resident memory {peak:,.0f} MiB", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -58,7 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", action="store_true", help="also keep the logs of the Batsim-format outputs")
     p.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace "
                    "(e.g. ../shared/batsim-golden/kth2000-delay/workload.json, to compare with bench_server.py)")
+    p.add_argument("--launch", metavar="OUTDIR", help="time the whole launch with its outputs streamed to OUTDIR "
+                   "(one options file) and print its peak resident memory")
     args = p.parse_args(argv)
+    if args.launch:
+        for path in args.options:
+            bench_launch(path, args.launch)
+        return 0
     for path in args.options:
         bench(path, args.repeat, args.record, args.custom_workload)
     return 0

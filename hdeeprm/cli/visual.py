@@ -3,6 +3,7 @@
 Usage::
 
     hdeeprm-visual OUTDIR [-p rewards losses action_preferences gantt utilization queue_size] [-o DEST]
+                   [--window START END | --jobs FIRST LAST]
 
 Without ``-p`` every plot whose input file exists is drawn (see :mod:`hdeeprm.outputs.visual`).
 """
@@ -20,7 +21,7 @@ PROG = "hdeeprm-visual"
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hdeeprm-visual``."""
-    from hdeeprm.outputs.visual import PLOTS
+    from hdeeprm.outputs.visual import GANTT_MAX_JOBS, PLOTS
 
     p = argparse.ArgumentParser(prog=PROG,
                                 description="Plot rewards, losses, action preferences, Gantt chart, utilization "
@@ -30,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"plots to draw (default: all whose input exists): {', '.join(PLOTS)}")
     p.add_argument("-o", "--dest", help="folder of the PNG files (default: OUTDIR)")
     p.add_argument("--dpi", type=int, default=120, help="resolution (default 120)")
+    p.add_argument("--window", nargs=2, type=float, metavar=("START", "END"),
+                   help="time window in seconds: the Gantt chart draws the jobs running then, utilization and "
+                        "queue show that span")
+    p.add_argument("--jobs", nargs=2, type=int, metavar=("FIRST", "LAST"),
+                   help="the Gantt chart draws these jobs in submission order (1-based, inclusive); without "
+                        f"--window or --jobs it draws at most the first {GANTT_MAX_JOBS} jobs to start")
     return p
 
 
@@ -45,7 +52,9 @@ def _plot(args: argparse.Namespace) -> int:
 
     if not Path(args.outdir).is_dir():
         raise InputError("output folder not found", path=args.outdir)
-    written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi)
+    written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi,
+                         window=tuple(args.window) if args.window else None,
+                         job_range=tuple(args.jobs) if args.jobs else None)
     if not written:
         print(f"{PROG}: nothing to plot in {args.outdir}", file=sys.stderr)
         return 2

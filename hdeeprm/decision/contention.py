@@ -115,6 +115,11 @@ def make_contention_model(name: str) -> ContentionModel:
     return CONTENTION_MODELS[name]()
 
 
+#: Jobs of more cores than this, on several processors, are loaded with NumPy (one call per
+#: array instead of Python per processor).
+MANY = 64
+
+
 class ResourceState:
     """Free cores, node memory, processor bandwidth and core pstates over time.
 
@@ -152,12 +157,14 @@ class ResourceState:
         self._run: list[int] = [run0] * h.nb_processors
         self._idle: list[int] = [idle0] * h.nb_processors
         self._node: list[int] = np.asarray(h.processor_node).tolist()
-        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
-        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
+        self._proc_of: list[int] = np.asarray(h.core_processor).tolist()
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
+        self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
+        self._free: list[bool] = [True] * h.nb_cores  # core_free as a list (cheap per-core reads)
+        self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
+        self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
-        self._mem_bw: list[float] = self._mem_bw_np.tolist()
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -179,7 +186,11 @@ class ResourceState:
         self.core_free[cores] = False
         self.core_job[cores] = job.index
         self.nb_free -= len(cores)
-        return self._load(job, cores, 1, now)
+        cl = cores.tolist()
+        free = self._free
+        for c in cl:
+            free[c] = False
+        return self._load(job, cl, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes."""
@@ -187,19 +198,60 @@ class ResourceState:
         self.core_free[cores] = True
         self.core_job[cores] = -1
         self.nb_free += len(cores)
-        return self._load(job, cores, -1, now)
+        cl = cores.tolist()
+        free = self._free
+        for c in cl:
+            free[c] = True
+        return self._load(job, cl, cores, -1, now)
 
-    def _load(self, job: Job, cores: np.ndarray, sign: int, now: float) -> dict[int, list[int]]:
-        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on ``cores``.
+    def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
+              now: float) -> dict[int, list[int]]:
+        """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on its cores.
+
+        Plain Python over the job's processors when the job is small (most are), where NumPy's
+        per-call cost would dominate; only cores whose pstate really changes are visited (see
+        :meth:`_settle`). NumPy over all their cores (:meth:`_load_many`) for a job of more
+        than :data:`MANY` cores spread over several processors.
+
+        Args:
+            job: The job.
+            cl: Its core ids (list).
+            cores: The same, int64 array.
+            sign: 1 (start) or -1 (end).
+            now: Current time (s).
 
         Returns:
             The pstate switches this causes, ``{pstate: sorted core ids}``, pstates ascending.
         """
-        procs = self.hierarchy.core_processor[cores]
-        p0 = procs[0]
-        if procs[-1] == p0 and (procs.size == 1 or (procs == p0).all()):
-            return self._load_processor(job, int(p0), cores, sign, now)
-        # Several processors: NumPy over all of them, every core of theirs re-derived.
+        proc_of = self._proc_of
+        if len(cl) > MANY:
+            p0 = proc_of[cl[0]]
+            procs = self.hierarchy.core_processor[cores]
+            if not (procs == p0).all():
+                return self._load_many(job, cores, procs, sign, now)
+        per_proc: dict[int, list[int]] = {}
+        for c in cl:
+            p = proc_of[c]
+            mine = per_proc.get(p)
+            if mine is None:
+                per_proc[p] = [c]
+            else:
+                mine.append(c)
+        changes: dict[int, list[int]] = {}
+        if len(per_proc) == 1:
+            self._load_processor(job, proc_of[cl[0]], cl, sign, now, changes)
+        else:
+            self._load_processors(job, per_proc, sign, now, changes)
+        changes = {ps: cs for ps, cs in changes.items() if cs}
+        core_pstate = self.core_pstate
+        for ps, cs in changes.items():
+            cs.sort()
+            core_pstate[cs] = ps
+        return dict(sorted(changes.items())) if len(changes) > 1 else changes
+
+    def _load_many(self, job: Job, cores: np.ndarray, procs: np.ndarray, sign: int,
+                   now: float) -> dict[int, list[int]]:
+        """:meth:`_load` with NumPy over every core of the job's processors (large jobs)."""
         h = self.hierarchy
         if job.mem > 0.0:
             np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
@@ -224,13 +276,9 @@ class ResourceState:
         self.core_pstate[all_cores] = wanted
         return {int(ps): all_cores[wanted == ps].tolist() for ps in np.unique(wanted)}
 
-    def _load_processor(self, job: Job, p: int, cores: np.ndarray, sign: int,
-                        now: float) -> dict[int, list[int]]:
-        """:meth:`_load` for the ``cores`` of ``job`` on processor ``p``, then its pstate switches.
-
-        Only cores whose pstate really changes are visited: the job's own cores, plus all busy
-        (or all idle) cores of ``p`` when the model's pstate for busy (or idle) cores changed.
-        """
+    def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
+                        changes: dict[int, list[int]]) -> None:
+        """:meth:`_load` for a job whose ``cores`` are all on processor ``p``."""
         k = len(cores)
         busy = self.processor_busy[p] = self.processor_busy[p] + sign * k
         if job.mem > 0.0:
@@ -238,27 +286,81 @@ class ResourceState:
         if job.mem_bw > 0.0:
             # Bandwidth sums come back to zero exactly only up to rounding.
             self.processor_used_bw[p] = self.processor_used_bw[p] + sign * k * job.mem_bw if busy else 0.0
-        nb_busy, used, cap = int(busy), float(self.processor_used_bw[p]), self._mem_bw[p]
+        self._settle(p, int(busy), cores, sign, now, changes)
+
+    def _load_processors(self, job: Job, per_proc: dict[int, list[int]], sign: int, now: float,
+                         changes: dict[int, list[int]]) -> None:
+        """:meth:`_load` for a job spread over several processors (``{processor: its cores}``).
+
+        Memory and bandwidth are added core by core (as ``numpy.add.at`` over the job's cores
+        would), which keeps the sums of earlier versions to the last bit.
+        """
+        mem, bw = job.mem, job.mem_bw
+        if mem > 0.0:
+            d = -sign * mem
+            per_node: dict[int, int] = {}
+            for p, cs in per_proc.items():
+                node = self._node[p]
+                per_node[node] = per_node.get(node, 0) + len(cs)
+            free_mem = self.node_free_mem
+            for node, k in per_node.items():
+                v = float(free_mem[node])
+                for _ in range(k):
+                    v += d
+                free_mem[node] = v
+        busy_of, used_of = self.processor_busy, self.processor_used_bw
+        d = sign * bw
+        for p in sorted(per_proc):
+            cs = per_proc[p]
+            busy = int(busy_of[p]) + sign * len(cs)
+            busy_of[p] = busy
+            if bw > 0.0:
+                v = float(used_of[p])
+                for _ in cs:
+                    v += d
+                # Bandwidth sums come back to zero exactly only up to rounding.
+                used_of[p] = v if busy else 0.0
+            self._settle(p, busy, cs, sign, now, changes)
+
+    def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
+                changes: dict[int, list[int]]) -> None:
+        """Record processor ``p``'s over-utilization and add its pstate switches to ``changes``.
+
+        ``mine`` are the cores of ``p`` the job just took (sign 1) or freed (sign -1); every
+        other busy core of ``p`` was in the model's previous pstate for busy cores, every other
+        idle core in its previous pstate for idle cores. Only cores whose pstate changes are
+        listed (unsorted).
+        """
+        used, cap = float(self.processor_used_bw[p]), self._mem_bw[p]
         self._record_one(p, nb_busy > 0 and used > cap, now)
         run, idle = self.model.pstates(nb_busy, used, cap)
         old_run, old_idle = self._run[p], self._idle[p]
-        changes: dict[int, list[int]] = {}
-        start = self._first[p]
-        free = self.core_free[start:start + self._count[p]]
-        if run != old_run:
-            changes[run] = ((~free).nonzero()[0] + start).tolist()
-        elif sign > 0 and run != old_idle:
-            changes[run] = cores.tolist()
-        if idle != old_idle:
-            changes.setdefault(idle, []).extend((free.nonzero()[0] + start).tolist())
-        elif sign < 0 and idle != old_run:
-            changes.setdefault(idle, []).extend(cores.tolist())
         self._run[p], self._idle[p] = run, idle
-        changes = {ps: cs for ps, cs in changes.items() if cs}
-        for ps, cs in changes.items():
-            cs.sort()
-            self.core_pstate[cs] = ps
-        return dict(sorted(changes.items())) if len(changes) > 1 else changes
+        # Pstates of the cores ``mine`` before and after; the other cores keep their side.
+        before, after = (old_idle, run) if sign > 0 else (old_run, idle)
+        start = self._first[p]
+        cores = range(start, start + self._count[p])
+        free = self._free
+        if run != old_run:
+            busy_cores = [c for c in cores if not free[c]]
+            if sign > 0:
+                busy_cores = [c for c in busy_cores if c not in mine] if after == before else busy_cores
+            self._add(changes, run, busy_cores)
+        if idle != old_idle:
+            free_cores = [c for c in cores if free[c]]
+            if sign < 0:
+                free_cores = [c for c in free_cores if c not in mine] if after == before else free_cores
+            self._add(changes, idle, free_cores)
+        if after != before and not ((sign > 0 and run != old_run) or (sign < 0 and idle != old_idle)):
+            self._add(changes, after, mine)
+
+    @staticmethod
+    def _add(changes: dict[int, list[int]], pstate: int, cores: list[int]) -> None:
+        listed = changes.get(pstate)
+        if listed is None:
+            changes[pstate] = list(cores)
+        else:
+            listed.extend(cores)
 
     def _record_one(self, p: int, over: bool, now: float) -> None:
         if over == self._over[p]:

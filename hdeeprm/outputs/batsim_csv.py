@@ -27,15 +27,16 @@ Stretch, slowdown and consumed energy use the definitions of :mod:`hdeeprm.outpu
 """
 from __future__ import annotations
 
-import itertools
+import functools
 import os
 from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.simulation.energy import host_runs
 from hdeeprm.simulation.engine import SimulationResult
-from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, consumed_joules, slowdown
-from hdeeprm.workload.model import JobState
+from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, consumed_joules, job_slowdown, slowdown
+from hdeeprm.workload.model import Job, JobState
 
 #: Version string written in ``batsim_version``: the Batsim output format these files follow.
 BATSIM_FORMAT_VERSION = "4.2.1"
@@ -43,6 +44,9 @@ BATSIM_FORMAT_VERSION = "4.2.1"
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
                "requested_time,success,final_state,starting_time,execution_time,finish_time,"
                "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata")
+MACHINE_STATES_HEADER = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
+PSTATE_CHANGES_HEADER = "time,machine_id,new_pstate"
+CONSUMED_ENERGY_HEADER = "time,energy,event_type,wattmin,epower"
 SCHEDULE_COLUMNS = (
     "batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
     "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
@@ -56,11 +60,22 @@ def interval_set(hosts) -> str:
     """Batsim's interval-set text of host ids, e.g. ``[7, 0, 1, 2, 3] -> "0-3 7"``.
 
     The same text as ``str(procset.ProcSet(*hosts))``, built from sorted runs
-    (ProcSet merges ids one by one, far slower on long outputs).
+    (ProcSet merges ids one by one, far slower on long outputs). Texts of up to 64 hosts are
+    cached (a bounded cache): the same small host groups switch pstate again and again.
 
     Args:
         hosts: Host ids (ints, any order, duplicates allowed).
     """
+    hosts = hosts if isinstance(hosts, tuple) else tuple(hosts)
+    if len(hosts) <= 64:
+        return _interval_set(hosts)
+    starts, ends = host_runs(hosts)
+    return " ".join(f"{s}-{e}" if e != s else str(s) for s, e in zip(starts, ends))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _interval_set(hosts: tuple[int, ...]) -> str:
+    """:func:`interval_set` of a tuple (cached)."""
     ids = sorted(set(hosts))
     if not ids:
         return ""
@@ -86,6 +101,37 @@ def _write_lines(path: str | os.PathLike, lines: list[str]) -> None:
         out.write("\n")
 
 
+def job_row(job: Job, name: str, state: JobState, start: float, finish: float,
+            allocation: tuple[int, ...] | None, energy: float, reason: str = "") -> str:
+    """One row of ``out_jobs.csv`` (without the newline), see the module docstring.
+
+    Args:
+        job: The job.
+        name: Workload name.
+        state: Its final state.
+        start: Starting time (s; ignored for a rejected job).
+        finish: Finish time (s; the rejection time for a rejected job).
+        allocation: Its host ids (None for a rejected job).
+        energy: Energy of its hosts (J), NaN without energy.
+        reason: Rejection reason (rejected jobs only).
+    """
+    sub = job.subtime
+    if state is JobState.REJECTED:
+        t = finish
+        return (f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},0,"
+                f"REJECTED,{-1.0:f},{0.0:f},{t:f},{t - sub:f},{t - sub:f},{-1.0:f},,"
+                f"{-1.0:f},{_csv_quote(reason)}")
+    run = finish - start
+    turnaround = finish - sub
+    stretch = job_slowdown(turnaround, run)   # one definition of the stretch
+    if energy != energy:
+        energy = -1.0
+    success = 1 if state is JobState.COMPLETED_SUCCESSFULLY else 0
+    return (f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},"
+            f"{success},{state.value},{start:f},{run:f},{finish:f},{start - sub:f},{turnaround:f},"
+            f"{stretch:f},{interval_set(allocation)},{energy:f},\"\"")
+
+
 def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
     """Write Batsim's ``out_jobs.csv``: one row per finished or rejected job.
 
@@ -95,31 +141,10 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
     """
     jobs = result.workload.jobs
     name = result.workload.name
-    start, finish, energy = result.start_time, result.finish_time, result.consumed_energy
-    submit = np.fromiter((j.subtime for j in jobs), dtype=np.float64, count=len(jobs))
-    stretch_of = slowdown(finish - submit, finish - start).tolist()   # one definition of the stretch
+    start, finish, energy = result.start_time.tolist(), result.finish_time.tolist(), result.consumed_energy.tolist()
     lines = [JOBS_HEADER]
-    for i in result.completion_order:
-        job = jobs[i]
-        state = result.state[i]
-        sub = job.subtime
-        if state is JobState.REJECTED:
-            t = float(finish[i])
-            lines.append(f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},0,"
-                         f"REJECTED,{-1.0:f},{0.0:f},{t:f},{t - sub:f},{t - sub:f},{-1.0:f},,"
-                         f"{-1.0:f},{_csv_quote(result.reasons.get(i, ''))}")
-            continue
-        s, f = float(start[i]), float(finish[i])
-        run = f - s
-        turnaround = f - sub
-        stretch = stretch_of[i]
-        e = float(energy[i])
-        if e != e:
-            e = -1.0
-        success = 1 if state is JobState.COMPLETED_SUCCESSFULLY else 0
-        lines.append(f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},"
-                     f"{success},{state.value},{s:f},{run:f},{f:f},{s - sub:f},{turnaround:f},"
-                     f"{stretch:f},{interval_set(result.allocation[i])},{e:f},\"\"")
+    lines.extend(job_row(jobs[i], name, result.state[i], start[i], finish[i], result.allocation[i], energy[i],
+                         result.reasons.get(i, "")) for i in result.completion_order)
     _write_lines(path, lines)
 
 
@@ -153,12 +178,8 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
         wait = start - sub
         turnaround = finish - sub
         stretch = slowdown(turnaround, run)
-        allocs = [result.allocation[i] for i in ended]
-        sizes = np.fromiter((len(a) for a in allocs), dtype=np.intp, count=len(allocs))
-        flat = np.fromiter(itertools.chain.from_iterable(allocs), dtype=np.intp, count=int(sizes.sum()))
-        busy = np.bincount(flat, weights=np.repeat(run, sizes), minlength=nb_hosts)
-        last_end = np.full(nb_hosts, -np.inf)
-        np.maximum.at(last_end, flat, np.repeat(finish, sizes))
+        sizes = np.array([jobs[i].res for i in ended], dtype=np.intp)
+        busy, last_end = result.host_busy, result.host_last_end
         used = np.isfinite(last_end)
         time_idle = float((last_end[used] - busy[used]).sum())
         time_computing = float((run * sizes).sum())
@@ -202,9 +223,54 @@ def write_machine_states_csv(path: str | os.PathLike, result: SimulationResult) 
         path: Output file.
         result: The simulation result (needs ``record=True`` for rows).
     """
-    lines = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
-    lines.extend(f"{t:g},0,0,0,{idle},{computing}" for t, idle, computing in result.machine_states)
+    lines = [MACHINE_STATES_HEADER]
+    lines.extend(machine_state_row(t, idle, computing) for t, idle, computing in result.machine_states)
     _write_lines(path, lines)
+
+
+def machine_state_row(t: float, idle: int, computing: int) -> str:
+    """One row of ``out_machine_states.csv``: time (s), idle and computing hosts."""
+    return f"{t:g},0,0,0,{idle},{computing}"
+
+
+def initial_pstate_rows(initial: np.ndarray) -> list[str]:
+    """The time-0 rows of ``out_pstate_changes.csv``: one per distinct initial pstate.
+
+    Args:
+        initial: Pstate of each host at t = 0, int (nb_hosts,).
+    """
+    return [f"0,{interval_set(np.flatnonzero(initial == p).tolist())},{int(p)}" for p in np.unique(initial)]
+
+
+def pstate_row(t: float, hosts: tuple[int, ...], pstate: int) -> str:
+    """One row of ``out_pstate_changes.csv``: time (s), host ids, new pstate (-1: switching)."""
+    return f"{_pstate_prefix(t, hosts)}{pstate}"
+
+
+def _pstate_prefix(t: float, hosts: tuple[int, ...]) -> str:
+    """``time,machine_id,`` of a pstate-change row."""
+    return f"{t:g},{interval_set(hosts)},"
+
+
+def pstate_rows(t: float, hosts: tuple[int, ...], pstate: int) -> str:
+    """The two rows of one pstate switch (``-1`` then ``pstate``), each ended by a newline."""
+    text = _pstate_prefix(t, hosts)
+    return f"{text}-1\n{text}{pstate}\n"
+
+
+def energy_row(t: float, e: float, kind: str, wattmin: float, prev_t: float, prev_e: float) -> str:
+    """One row of ``out_consumed_energy.csv`` (see the module docstring).
+
+    Args:
+        t: Time (s).
+        e: Platform energy since t = 0 (J).
+        kind: ``'s'``, ``'e'`` or ``'p'``.
+        wattmin: Sum of the hosts' Idle wattages (W).
+        prev_t, prev_e: Time (s) and energy (J) of the previous row (0, 0 for the first).
+    """
+    dt = t - prev_t
+    epower = f"{(e - prev_e) / dt:f}" if dt > 0 else "NA"
+    return f"{t:f},{e:f},{kind},{wattmin:f},{epower}"
 
 
 def write_pstate_changes_csv(path: str | os.PathLike, result: SimulationResult) -> None:
@@ -214,11 +280,8 @@ def write_pstate_changes_csv(path: str | os.PathLike, result: SimulationResult) 
         path: Output file.
         result: The simulation result (needs ``record=True`` for the rows after the first).
     """
-    lines = ["time,machine_id,new_pstate"]
-    initial = result.initial_pstates
-    for p in np.unique(initial):
-        lines.append(f"0,{interval_set(np.flatnonzero(initial == p).tolist())},{int(p)}")
-    lines.extend(f"{t:g},{interval_set(hosts)},{p}" for t, hosts, p in result.pstate_changes)
+    lines = [PSTATE_CHANGES_HEADER, *initial_pstate_rows(result.initial_pstates)]
+    lines.extend(pstate_row(t, hosts, p) for t, hosts, p in result.pstate_changes)
     _write_lines(path, lines)
 
 
@@ -229,18 +292,16 @@ def write_consumed_energy_csv(path: str | os.PathLike, result: SimulationResult)
         path: Output file.
         result: The simulation result (needs ``energy=True`` and ``record=True`` for rows).
     """
-    lines = ["time,energy,event_type,wattmin,epower"]
+    lines = [CONSUMED_ENERGY_HEADER]
     prev_t, prev_e = 0.0, 0.0
     for t, e, kind, wattmin in result.energy_log:
-        dt = t - prev_t
-        epower = f"{(e - prev_e) / dt:f}" if dt > 0 else "NA"
-        lines.append(f"{t:f},{e:f},{kind},{wattmin:f},{epower}")
+        lines.append(energy_row(t, e, kind, wattmin, prev_t, prev_e))
         prev_t, prev_e = t, e
     _write_lines(path, lines)
 
 
 def write_outputs(outdir: str | os.PathLike, result: SimulationResult,
-                  prefix: str = "out") -> list[Path]:
+                  prefix: str = "out", streamed: bool = False) -> list[Path]:
     """Write every Batsim output file of a run into ``outdir`` (created if needed).
 
     Without energy (Batsim without ``-E``) the pstate and energy files are not written.
@@ -249,6 +310,9 @@ def write_outputs(outdir: str | os.PathLike, result: SimulationResult,
         outdir: Output directory.
         result: The simulation result.
         prefix: File name prefix (Batsim's ``-e``), e.g. ``out`` → ``out_jobs.csv``.
+        streamed: The run wrote its jobs, machine-state, pstate and energy files as it went
+            (:class:`hdeeprm.outputs.stream.CsvStream`): only ``out_schedule.csv`` is written
+            (the paths of all of them are returned).
 
     Returns:
         The paths written.
@@ -263,6 +327,7 @@ def write_outputs(outdir: str | os.PathLike, result: SimulationResult,
     paths = []
     for suffix, writer in writers:
         path = base / f"{prefix}_{suffix}.csv"
-        writer(path, result)
+        if writer is write_schedule_csv or not streamed:
+            writer(path, result)
         paths.append(path)
     return paths

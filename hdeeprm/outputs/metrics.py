@@ -24,6 +24,7 @@ answers.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,6 +52,19 @@ def slowdown(turnaround: np.ndarray, runtime: np.ndarray) -> np.ndarray:
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(runtime > 0, turnaround / np.where(runtime > 0, runtime, 1.0), np.inf)
+
+
+def job_slowdown(turnaround: float, runtime: float) -> float:
+    """:func:`slowdown` of one job, without NumPy (for writers that go job by job).
+
+    Args:
+        turnaround: Seconds.
+        runtime: Execution time in seconds.
+
+    Returns:
+        turnaround / runtime, +inf when the job ran 0 s.
+    """
+    return turnaround / runtime if runtime > 0 else math.inf
 
 
 def bounded_slowdown(turnaround: np.ndarray, runtime: np.ndarray, tau: float = BOUNDED_SLOWDOWN_TAU) -> np.ndarray:

@@ -12,7 +12,11 @@ plot                     reads                       shows
 =======================  ==========================  =======================================
 
 Every reader is a plain function returning numpy arrays, so the same data
-can be plotted or checked elsewhere.
+can be plotted or checked elsewhere. Long runs stay fast and readable: ``out_jobs.csv`` is
+read once for all plots; the Gantt chart is one collection of rectangles and draws a chosen
+time window or job range (at most :data:`GANTT_MAX_JOBS` jobs otherwise); utilization and
+queue series longer than twice :data:`PLOT_BINS` points are drawn as the time-weighted mean
+per bin with a min-max band.
 """
 from __future__ import annotations
 
@@ -24,6 +28,25 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.errors import InputError
+
+#: Most jobs a Gantt chart draws when no window or job range is chosen.
+GANTT_MAX_JOBS = 5000
+#: Bins of the utilization and queue plots when their series is longer than twice this.
+PLOT_BINS = 1000
+
+
+class _Context:
+    """What the plots of one :func:`make_plots` call share: the folder, the choices, ``out_jobs.csv`` read once."""
+
+    def __init__(self, outdir: Path, window=None, job_range=None) -> None:
+        self.outdir, self.window, self.job_range = outdir, window, job_range
+        self._jobs = None
+
+    def jobs(self) -> dict:
+        if self._jobs is None:
+            self._jobs = read_jobs(self.outdir / "out_jobs.csv", cores=False)
+        return self._jobs
+
 
 #: Plots and the file each one needs.
 PLOTS: dict[str, str] = {"rewards": "rewards.log", "losses": "losses.log", "action_preferences": "probs.json",
@@ -83,20 +106,23 @@ def read_probs(path: str | Path) -> tuple[list[str], np.ndarray]:
     return [str(name) for name in names], probs
 
 
-def read_jobs(path: str | Path) -> dict[str, np.ndarray | list]:
+def read_jobs(path: str | Path, cores: bool = True) -> dict[str, np.ndarray | list]:
     """The columns of ``out_jobs.csv`` the plots need.
+
+    Args:
+        path: The file.
+        cores: Also expand every job's ``allocated_resources`` into core ids (``cores``).
 
     Returns:
         ``submit``, ``start``, ``finish`` (s, float64 (n,), NaN for rejected
         jobs' start), ``res`` (int64 (n,)), ``ran`` (bool (n,): the job started),
-        ``cores`` (list of int arrays: allocated core ids).
+        ``alloc`` (list of str: Batsim interval sets, "" when it did not run) and, with
+        ``cores``, ``cores`` (list of int arrays: allocated core ids).
 
     Raises:
         InputError: a missing column or a malformed number.
     """
-    from procset import ProcSet
-
-    submit, start, finish, res, ran, cores = [], [], [], [], [], []
+    submit, start, finish, res, ran, allocs = [], [], [], [], [], []
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.DictReader(f)
         for lineno, row in enumerate(reader, 2):
@@ -107,15 +133,37 @@ def read_jobs(path: str | Path) -> dict[str, np.ndarray | list]:
                 finish.append(float(row["finish_time"]))
                 res.append(int(row["requested_number_of_resources"]))
                 alloc = row["allocated_resources"] if started else ""
-                cores.append(np.fromiter(ProcSet.from_str(alloc), dtype=np.int64) if alloc else
-                             np.zeros(0, np.int64))
+                if cores:
+                    interval_runs(alloc)   # checked here, where the line is known
             except KeyError as exc:
                 raise InputError(f"missing column {exc}", path=str(path)) from None
             except ValueError as exc:
                 raise InputError(f"malformed value: {exc}", path=str(path), line=lineno) from None
             ran.append(started)
-    return {"submit": np.asarray(submit), "start": np.asarray(start), "finish": np.asarray(finish),
-            "res": np.asarray(res, dtype=np.int64), "ran": np.asarray(ran, dtype=bool), "cores": cores}
+            allocs.append(alloc)
+    jobs = {"submit": np.asarray(submit), "start": np.asarray(start), "finish": np.asarray(finish),
+            "res": np.asarray(res, dtype=np.int64), "ran": np.asarray(ran, dtype=bool), "alloc": allocs}
+    if cores:
+        jobs["cores"] = [np.concatenate([np.arange(a, a + n) for a, n in interval_runs(text)]).astype(np.int64)
+                         if text else np.zeros(0, np.int64) for text in allocs]
+    return jobs
+
+
+def interval_runs(text: str) -> list[tuple[int, int]]:
+    """``(first core, number of cores)`` of each run of a Batsim interval set, e.g. ``"0-3 7"``.
+
+    Raises:
+        ValueError: not an interval set.
+    """
+    runs = []
+    for part in text.split():
+        first, _, last = part.partition("-")
+        a = int(first)
+        b = int(last) if last else a
+        if b < a:
+            raise ValueError(f"interval {part!r} is decreasing")
+        runs.append((a, b - a + 1))
+    return runs
 
 
 def step_counts(up: np.ndarray, down: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -169,15 +217,15 @@ def _plot_series(ax, values: np.ndarray, ylabel: str, title: str) -> None:
     ax.set_title(title)
 
 
-def _rewards(outdir: Path, ax) -> None:
+def _rewards(outdir: Path, ax, ctx: _Context | None = None) -> None:
     _plot_series(ax, read_log(outdir / "rewards.log"), "total reward", "Rewards")
 
 
-def _losses(outdir: Path, ax) -> None:
+def _losses(outdir: Path, ax, ctx: _Context | None = None) -> None:
     _plot_series(ax, read_log(outdir / "losses.log"), "loss", "Losses")
 
 
-def _action_preferences(outdir: Path, ax) -> None:
+def _action_preferences(outdir: Path, ax, ctx: _Context | None = None) -> None:
     names, probs = read_probs(outdir / "probs.json")
     x = np.arange(1, probs.shape[0] + 1)
     ax.stackplot(x, probs.T, labels=names)
@@ -189,40 +237,139 @@ def _action_preferences(outdir: Path, ax) -> None:
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
-def _gantt(outdir: Path, ax) -> None:
-    jobs = read_jobs(outdir / "out_jobs.csv")
+def gantt_selection(jobs: dict, window: tuple[float, float] | None = None,
+                    job_range: tuple[int, int] | None = None) -> tuple[np.ndarray, str]:
+    """The jobs a Gantt chart draws, and a note saying which.
+
+    Args:
+        jobs: :func:`read_jobs`'s columns.
+        window: ``(start, end)`` in seconds: the jobs running at some time of it.
+        job_range: ``(first, last)``: the first-th to last-th jobs in submission order
+            (1-based, inclusive; rejected ones count but draw nothing).
+
+    Returns:
+        Row indices of the jobs to draw (ascending), and a note for the title ("" when all).
+        With neither selection, at most :data:`GANTT_MAX_JOBS` jobs: the first ones to start.
+    """
+    ran = jobs["ran"]
+    if job_range is not None:
+        first, last = job_range
+        order = np.argsort(jobs["submit"], kind="stable")[max(first, 1) - 1:last]
+        return np.sort(order[ran[order]]), f"jobs {first}-{last} by submission"
+    if window is not None:
+        t0, t1 = window
+        keep = ran & (jobs["start"] <= t1) & (jobs["finish"] >= t0)
+        return np.flatnonzero(keep), f"{t0:g}-{t1:g} s"
+    rows = np.flatnonzero(ran)
+    if rows.size <= GANTT_MAX_JOBS:
+        return rows, ""
+    rows = rows[np.argsort(jobs["start"][rows], kind="stable")[:GANTT_MAX_JOBS]]
+    return np.sort(rows), f"first {GANTT_MAX_JOBS} of {int(ran.sum())} jobs (choose with a window or a job range)"
+
+
+def _gantt(outdir: Path, ax, ctx: _Context | None = None) -> None:
+    ctx = ctx or _Context(outdir)
+    from matplotlib.collections import PolyCollection
+
+    jobs = ctx.jobs()
+    rows, note = gantt_selection(jobs, ctx.window, ctx.job_range)
     cmap = __import__("matplotlib").colormaps["tab20"]
-    for i in np.flatnonzero(jobs["ran"]).tolist():
+    x, w, y, h, color = [], [], [], [], []
+    for i in rows.tolist():
         s, f = jobs["start"][i], jobs["finish"][i]
-        cores = jobs["cores"][i]
-        if cores.size == 0:
-            continue
-        # One bar per run of consecutive cores.
-        breaks = np.flatnonzero(np.diff(cores) != 1) + 1
-        for run in np.split(cores, breaks):
-            ax.broken_barh([(s, f - s)], (run[0], run.size), facecolors=cmap(i % 20), edgecolor="k", lw=0.2)
+        for first, n in interval_runs(jobs["alloc"][i]):   # one bar per run of consecutive cores
+            x.append(s)
+            w.append(f - s)
+            y.append(first)
+            h.append(n)
+            color.append(i % 20)
+    # One collection of rectangles: an artist per bar takes minutes on a long run.
+    x, w, y, h = (np.asarray(v, dtype=np.float64) for v in (x, w, y, h))
+    verts = np.stack([np.stack([x, y], 1), np.stack([x + w, y], 1), np.stack([x + w, y + h], 1),
+                      np.stack([x, y + h], 1)], 1) if x.size else np.zeros((0, 4, 2))
+    ax.add_collection(PolyCollection(verts, facecolors=cmap(np.asarray(color, dtype=np.int64) % 20),
+                                     edgecolors="k", linewidths=0.2 if x.size <= 2000 else 0.0))
+    if x.size:
+        ax.set_xlim(*(ctx.window or (float(x.min()), float((x + w).max()))))
+        ax.set_ylim(float(y.min()), float((y + h).max()))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("core")
     _integer_ticks(ax.yaxis)
-    ax.set_title("Gantt chart")
+    ax.set_title("Gantt chart" + (f" ({note})" if note else ""))
 
 
-def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: str) -> None:
+def binned(times: np.ndarray, values: np.ndarray, bins: int,
+           span: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Time-weighted mean, minimum and maximum of a step function over equal time bins.
+
+    Args:
+        times: Instants of the steps (s), ascending, float64 (k,), k >= 1.
+        values: Value from each instant on (step "post"), float64 (k,).
+        bins: Number of bins.
+        span: ``(start, end)`` (s) covered by the bins; default ``(times[0], times[-1])``.
+
+    Returns:
+        ``(edges (bins + 1,), mean (bins,), low (bins,), high (bins,))``; the function is 0 before
+        ``times[0]``.
+    """
+    t0, t1 = span if span is not None else (float(times[0]), float(times[-1]))
+    if t1 <= t0:
+        t1 = t0 + 1.0
+    edges = np.linspace(t0, t1, bins + 1)
+    v = np.concatenate([[0.0], values])   # v[j + 1] holds from times[j] on; v[0] before times[0]
+    t = np.concatenate([[min(t0, float(times[0]))], times])
+    area = np.concatenate([[0.0], np.cumsum(v[:-1] * np.diff(t))])   # integral up to t[j]
+    j = np.searchsorted(t, edges, side="right") - 1          # segment holding each edge
+    at = area[j] + v[j] * (edges - t[j])
+    mean = np.diff(at) / np.diff(edges)
+    # Values inside [e_b, e_b+1): the one holding at e_b, then every step before e_b+1.
+    first = j[:-1]
+    last = np.searchsorted(t, edges[1:], side="left") - 1
+    last = np.maximum(last, first)
+    low = np.minimum.reduceat(v, first)   # over [first_b, first_b+1), then the value at last_b
+    high = np.maximum.reduceat(v, first)
+    nxt = np.r_[first[1:], v.size]
+    cut = nxt > last + 1   # the reduceat segment ran past last_b: recompute those bins exactly
+    for b in np.flatnonzero(cut).tolist():
+        seg = v[first[b]:last[b] + 1]
+        low[b], high[b] = seg.min(), seg.max()
+    low, high = np.minimum(low, v[last]), np.maximum(high, v[last])
+    return edges, mean, low, high
+
+
+def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: str,
+               window: tuple[float, float] | None = None) -> None:
     times, values = series
-    # A step through one point is invisible: mark the points of short series.
-    ax.step(times, values, where="post", marker="o" if times.size < 3 else None)
+    if window is not None:
+        keep = (times >= window[0]) & (times <= window[1])
+        before = np.flatnonzero(times < window[0])
+        keep[before[-1:]] = True   # the value holding at the window's start
+        times, values = times[keep], values[keep]
+    if times.size > 2 * PLOT_BINS:   # a long run: a step line would be a solid block
+        edges, mean, low, high = binned(times, values, PLOT_BINS, window)
+        mid = (edges[:-1] + edges[1:]) / 2
+        ax.fill_between(mid, low, high, step="mid", alpha=0.3, lw=0, label="min-max per bin")
+        ax.plot(mid, mean, lw=0.9, drawstyle="steps-mid", label=f"mean per bin of {edges[1] - edges[0]:.4g} s")
+        ax.legend(fontsize="small")
+    else:
+        # A step through one point is invisible: mark the points of short series.
+        ax.step(times, values, where="post", marker="o" if times.size < 3 else None)
+    if window is not None:
+        ax.set_xlim(*window)
     _integer_ticks(ax.yaxis)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
 
 
-def _utilization(outdir: Path, ax) -> None:
-    _step_plot(ax, busy_cores(read_jobs(outdir / "out_jobs.csv")), "busy cores", "Utilization")
+def _utilization(outdir: Path, ax, ctx: _Context | None = None) -> None:
+    ctx = ctx or _Context(outdir)
+    _step_plot(ax, busy_cores(ctx.jobs()), "busy cores", "Utilization", ctx.window)
 
 
-def _queue_size(outdir: Path, ax) -> None:
-    _step_plot(ax, queue_size(read_jobs(outdir / "out_jobs.csv")), "pending jobs", "Queue size")
+def _queue_size(outdir: Path, ax, ctx: _Context | None = None) -> None:
+    ctx = ctx or _Context(outdir)
+    _step_plot(ax, queue_size(ctx.jobs()), "pending jobs", "Queue size", ctx.window)
 
 
 _DRAW: dict[str, Callable] = {"rewards": _rewards, "losses": _losses, "action_preferences": _action_preferences,
@@ -236,7 +383,8 @@ def available_plots(outdir: str | Path) -> list[str]:
 
 
 def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str | Path | None = None,
-               dpi: int = 120) -> list[Path]:
+               dpi: int = 120, window: tuple[float, float] | None = None,
+               job_range: tuple[int, int] | None = None) -> list[Path]:
     """Draw plots of an output folder into ``{dest}/{plot}.png``.
 
     Args:
@@ -244,6 +392,12 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
         plots: Names from :data:`PLOTS`; None = every plot whose input exists.
         dest: Folder of the PNG files (default ``outdir``).
         dpi: Resolution.
+        window: ``(start, end)`` in seconds: the Gantt chart draws the jobs running then, the
+            utilization and queue plots show that span only.
+        job_range: ``(first, last)``: the Gantt chart draws these jobs in submission order
+            (1-based, inclusive). Without either, a Gantt chart draws at most
+            :data:`GANTT_MAX_JOBS` jobs, and long utilization and queue series are drawn as
+            :data:`PLOT_BINS` time bins (mean line, min-max band).
 
     Returns:
         The files written, in order.
@@ -262,6 +416,11 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
     dest = Path(dest) if dest is not None else outdir
     dest.mkdir(parents=True, exist_ok=True)
     names = available_plots(outdir) if plots is None else list(plots)
+    if window is not None and not window[0] < window[1]:
+        raise InputError(f"the time window must have start < end, got {window[0]:g} {window[1]:g}")
+    if job_range is not None and not 1 <= job_range[0] <= job_range[1]:
+        raise InputError(f"the job range must have 1 <= first <= last, got {job_range[0]} {job_range[1]}")
+    ctx = _Context(outdir, window, job_range)
     written = []
     for name in names:
         if name not in PLOTS:
@@ -271,7 +430,7 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
             raise InputError(f"plot '{name}' needs {PLOTS[name]}, which is missing", path=str(source))
         fig, ax = plt.subplots(figsize=(8, 4.5))
         try:
-            _DRAW[name](outdir, ax)
+            _DRAW[name](outdir, ax, ctx)
             fig.tight_layout()
             path = dest / f"{name}.png"
             fig.savefig(path, dpi=dpi)

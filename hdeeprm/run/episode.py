@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from hdeeprm.decision.contention import ContentionModel
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.strategies import StartStrategy, make_start_strategy
@@ -24,7 +26,9 @@ from hdeeprm.decision.view import StateView
 from hdeeprm.outputs.metrics import consumed_joules, summarize
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.errors import OptionsError
 from hdeeprm.simulation.engine import Engine, SimulationResult
+from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Workload
 
 if TYPE_CHECKING:
@@ -44,6 +48,11 @@ class Episode:
             the Batsim-format outputs; off for fast training).
         model: The contention model (HDeepRM's by default).
         strategy: The start strategy (head-of-line by default).
+        stream_to: With ``record``, write the Batsim-format CSVs into this folder as the jobs
+            end (:class:`~hdeeprm.outputs.stream.CsvStream`, bounded memory) instead of keeping
+            their rows; :meth:`write_outputs` must then be given the same folder, and
+            :meth:`close` closes the files if the run is abandoned.
+        prefix: File name prefix of the streamed files.
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
@@ -55,10 +64,23 @@ class Episode:
 
     def __init__(self, hierarchy: ResourceHierarchy, workload: Workload, *, actions: Sequence[int],
                  seed: int = 0, record: bool = True, model: ContentionModel | None = None,
-                 strategy: StartStrategy | None = None) -> None:
+                 strategy: StartStrategy | None = None, stream_to: str | Path | None = None,
+                 prefix: str = "out") -> None:
         self.hierarchy = hierarchy
         self.workload = workload
-        self.engine = Engine(hierarchy.host_specs(), workload, energy=True, record=record)
+        hosts = hierarchy.host_specs()
+        self._stream: dict | None = None
+        recorder = Recorder
+        if record and stream_to is not None:
+            from hdeeprm.outputs.stream import CsvStream
+
+            initial = np.array([h.initial_pstate for h in hosts], dtype=np.intp)
+            files = self._stream = CsvStream.open(stream_to, prefix, initial, energy=True)
+            self._stream_to = (Path(stream_to), prefix)
+
+            def recorder(nb_hosts, account):
+                return CsvStream(nb_hosts, account, files, workload.name)
+        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder)
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
                                        strategy=strategy, has_future_events=self.engine.has_pending_events,
                                        jobs=workload.jobs)
@@ -89,6 +111,13 @@ class Episode:
         """Apply an action (position in the action set); returns the jobs started."""
         return self.manager.apply(action)
 
+    def close(self) -> None:
+        """Close the streamed files (if any); what was written so far stays on disk."""
+        if self._stream is not None:
+            from hdeeprm.outputs.stream import CsvStream
+
+            CsvStream.close_files(self._stream)
+
     def metrics(self) -> dict[str, float | int]:
         """The metrics summary (see :func:`hdeeprm.outputs.metrics.summarize`).
 
@@ -113,7 +142,13 @@ class Episode:
         outdir = Path(outdir)
         outdir.mkdir(parents=True, exist_ok=True)
         result = self.engine.result()   # one snapshot for the CSVs and the summary
-        write_outputs(outdir, result, prefix=prefix)
+        streamed = self._stream is not None
+        if streamed:
+            if self._stream_to != (outdir, prefix):
+                raise OptionsError(f"the outputs were streamed to {self._stream_to[0]} with prefix "
+                                   f"'{self._stream_to[1]}': write them there, not to {outdir} ('{prefix}')")
+            self.close()
+        write_outputs(outdir, result, prefix=prefix, streamed=streamed)
         metrics = self._metrics(result)
         write_decision_outputs(outdir, metrics, self.manager, self.engine.now, prefix=prefix)
         return metrics
@@ -156,7 +191,8 @@ def write_decision_outputs(outdir: Path, metrics: dict, manager: WorkloadManager
 
 def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,
                 record: bool = True, observer: Observer | None = None, reward: RewardFn | None = None,
-                progress=None, model: ContentionModel | None = None) -> tuple[Episode, float]:
+                progress=None, model: ContentionModel | None = None,
+                stream_to: str | Path | None = None) -> tuple[Episode, float]:
     """Simulate ``workload`` once on the embedded engine with ``agent`` deciding.
 
     Args:
@@ -169,6 +205,8 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
         reward: The objective given to ``agent.rewarded`` after each action, or None.
         progress: A tqdm-like bar updated with the number of jobs ended, or None.
         model: The contention model (HDeepRM's by default).
+        stream_to: Stream the Batsim-format CSVs into this folder as jobs end (see
+            :class:`Episode`; then call ``episode.write_outputs`` with it).
 
     Returns:
         The finished :class:`Episode` and the sum of its rewards (0.0 without ``reward``).
@@ -177,16 +215,20 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
         AgentError: the agent returned something that is not an action of the set.
     """
     episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model,
-                      strategy=make_start_strategy(options.start_strategy))
+                      strategy=make_start_strategy(options.start_strategy), stream_to=stream_to)
     manager, view = episode.manager, episode.view
     total, shown = 0.0, 0
-    while episode.advance():
-        value = decide(manager, view, agent, observer, reward)
-        if value is not None:
-            total += value
-        if progress is not None and episode.jobs_ended - shown >= 256:
-            progress.update(episode.jobs_ended - shown)
-            shown = episode.jobs_ended
+    try:
+        while episode.advance():
+            value = decide(manager, view, agent, observer, reward)
+            if value is not None:
+                total += value
+            if progress is not None and episode.jobs_ended - shown >= 256:
+                progress.update(episode.jobs_ended - shown)
+                shown = episode.jobs_ended
+    except BaseException:
+        episode.close()
+        raise
     if progress is not None:
         progress.update(episode.jobs_ended - shown)
     return episode, total

@@ -342,7 +342,8 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
             last = run == nb_runs - 1
             episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
                                          reward=reward, progress=bar,
-                                         model=make_contention_model(options.contention))
+                                         model=make_contention_model(options.contention),
+                                         stream_to=outdir if last else None)
             with _uninterrupted():   # an episode's update and its record stay together
                 probs = getattr(agent, "probs", None)
                 if probs:

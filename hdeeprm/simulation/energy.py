@@ -21,6 +21,8 @@ job life cycle (it holds None when built with ``energy=False``); the account nev
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -33,17 +35,50 @@ SMALL = 32
 _sum = np.add.reduce
 
 
-def total(values: np.ndarray) -> float:
-    """Sum of a 1-D float array, fast for small arrays.
+def gather(values: Sequence, hosts: Sequence[int]) -> Sequence:
+    """``[values[h] for h in hosts]`` at C speed (``operator.itemgetter``), for large host sets.
 
     Args:
-        values: float64 (k,).
+        values: Per-host values (a list).
+        hosts: Host ids, at least one.
+
+    Returns:
+        The values of ``hosts``, in their order (a tuple, or a list for one host).
+    """
+    if len(hosts) == 1:
+        return [values[hosts[0]]]
+    return operator.itemgetter(*hosts)(values)
+
+
+def host_runs(hosts) -> tuple[list[int], list[int]]:
+    """Maximal runs of consecutive ids among ``hosts`` (any order, duplicates allowed), with NumPy.
+
+    Returns:
+        First and last id of each run, ascending.
+    """
+    ids = np.fromiter(hosts, dtype=np.int64, count=len(hosts))
+    if ids.size == 0:
+        return [], []
+    ids.sort(kind="stable")   # timsort: linear on the (usual) already sorted ids
+    breaks = np.flatnonzero(np.diff(ids) > 1)   # a repeated id (difference 0) stays in its run
+    return ids[np.r_[0, breaks + 1]].tolist(), ids[np.r_[breaks, ids.size - 1]].tolist()
+
+
+def total(values: Sequence[float] | np.ndarray) -> float:
+    """Sum of float values, fast for a few of them.
+
+    Args:
+        values: float64 (k,), as a list or a 1-D array.
 
     Returns:
         The sum (Python's left-to-right sum up to :data:`SMALL` values, numpy's pairwise sum
-        above).
+        above: the same figure whichever container holds the values).
     """
-    return sum(values.tolist()) if len(values) <= SMALL else float(_sum(values))
+    if len(values) <= SMALL:
+        return sum(values.tolist() if isinstance(values, np.ndarray) else values)
+    if not isinstance(values, np.ndarray):
+        values = np.fromiter(values, dtype=np.float64, count=len(values))
+    return float(_sum(values))
 
 
 class EnergyAccount:
@@ -56,9 +91,10 @@ class EnergyAccount:
     backwards.
 
     Args:
-        cur: The engine's current-pstate table, float64 (3, nb_hosts) (rows :data:`SPEED`,
-            :data:`IDLE`, :data:`COMP`). The account keeps a reference: the engine updates it in
-            place on every pstate switch, after calling :meth:`switch_hosts`.
+        cur: The engine's current-pstate table: rows :data:`SPEED`, :data:`IDLE`, :data:`COMP`
+            of nb_hosts floats each (lists, or a float64 array (3, nb_hosts)). The account keeps
+            a reference: the engine updates it in place on every pstate switch, after calling
+            :meth:`switch_hosts`.
         nb_jobs: Number of jobs of the workload (jobs are indexed 0..nb_jobs-1).
 
     Attributes:
@@ -75,11 +111,11 @@ class EnergyAccount:
 
     def __init__(self, cur: np.ndarray, nb_jobs: int) -> None:
         self._cur = cur
-        self._cur_idle = cur[IDLE]  # a view, for fast 1-D gathers
-        self.power = float(cur[IDLE].sum())
+        self._cur_idle = cur[IDLE]
+        self.power = float(_sum(np.asarray(cur[IDLE], dtype=np.float64)))
         self.offset = 0.0
         self.wattmin = self.power
-        self.computing = np.zeros(cur.shape[1], dtype=bool)
+        self.computing = np.zeros(len(cur[IDLE]), dtype=bool)
         self.job_energy = np.full(nb_jobs, np.nan)
         self.first_submission_energy = math.nan
         self.last_completion_energy = math.nan
@@ -110,7 +146,8 @@ class EnergyAccount:
             The AllCores wattage of a host's current pstate while it computes, else its Idle one.
         """
         cur = self._cur
-        return np.where(self.computing, cur[COMP], cur[IDLE])
+        return np.where(self.computing, np.asarray(cur[COMP], dtype=np.float64),
+                        np.asarray(cur[IDLE], dtype=np.float64))
 
     def first_submission(self, now: float) -> None:
         """The first jobs are submitted: keep the platform energy then.
@@ -120,15 +157,15 @@ class EnergyAccount:
         """
         self.first_submission_energy = self.offset + self.power * now
 
-    def delay_started(self, i: int, idx: np.ndarray, now: float) -> None:
+    def delay_started(self, i: int, idx: Sequence[int], now: float) -> None:
         """A ``delay`` job starts: its hosts keep drawing their Idle wattage.
 
         Args:
             i: Job index.
-            idx: Host ids of the job, intp (k,).
+            idx: Host ids of the job (k ints).
             now: Start time in seconds.
         """
-        idle = total(self._cur_idle[idx])
+        idle = total(gather(self._cur_idle, idx))
         self._job_idle[i] = idle
         self._job_e[i] = 0.0
         self._job_t[i] = now
@@ -186,16 +223,16 @@ class EnergyAccount:
             self.power += delta
         self.last_completion_energy = self.offset + self.power * now
 
-    def switch_hosts(self, idx: np.ndarray, new_idle: np.ndarray) -> None:
+    def switch_hosts(self, idx: Sequence[int], new_idle: Sequence[float]) -> None:
         """Hosts ``idx`` are about to switch pstate (call before the engine updates ``cur``).
 
         Changes :attr:`wattmin` at once; the platform power changes in :meth:`end_switch`.
 
         Args:
-            idx: Host ids, intp (k,).
-            new_idle: Idle wattages of their new pstates (W), float64 (k,).
+            idx: Host ids (k ints).
+            new_idle: Idle wattages of their new pstates (W), k floats.
         """
-        d = total(new_idle) - total(self._cur_idle[idx])
+        d = total(new_idle) - total(gather(self._cur_idle, idx))
         self._d_idle += d
         self.wattmin += d
 

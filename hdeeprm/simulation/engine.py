@@ -30,14 +30,15 @@ from __future__ import annotations
 import heapq
 import math
 import time as _wallclock
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
-from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount
+from hdeeprm.simulation.energy import IDLE, EnergyAccount, gather
+from hdeeprm.simulation.pstates import HostPstates
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -68,8 +69,6 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _KILLED = JobState.COMPLETED_KILLED
 _REJECTED = JobState.REJECTED
 _INF = math.inf
-_sum = np.add.reduce
-_min = np.minimum.reduce
 
 
 class Engine:
@@ -97,13 +96,19 @@ class Engine:
         ack_pstates: Acknowledge every :meth:`set_pstate` in a batch at the same instant
             (:attr:`Batch.pstate_changes`, Batsim's RESOURCE_STATE_CHANGED), as Batsim does;
             off by default because an in-process decision system does not need it.
+        recorder: Builds the recorder from ``(nb_hosts, energy account or None)`` when
+            ``record`` is on: :class:`~hdeeprm.simulation.recording.Recorder` keeps the rows;
+            a streaming one (``streams`` True, e.g. :class:`hdeeprm.outputs.stream.CsvStream`)
+            writes them as they come, and :attr:`allocation` then forgets each job's hosts
+            when it ends.
 
     Attributes:
         now: Current simulated time in seconds.
         state: :class:`JobState` of each job, by job index.
         start_time: Start time (s) by job index, float64 (nb_jobs,), NaN when not started.
         finish_time: End time (s) by job index, float64 (nb_jobs,), NaN when not finished.
-        allocation: Host ids of each job by job index, None when not started.
+        allocation: Host ids of each job by job index, None when not started (and, with a
+            streaming recorder, once ended).
         pstate: Current pstate of each host, int (nb_hosts,).
         busy: Whether a job runs on each host, bool (nb_hosts,).
 
@@ -113,7 +118,8 @@ class Engine:
     """
 
     def __init__(self, hosts: Sequence[HostSpec], workload: Workload, *, energy: bool = True,
-                 record: bool = True, ack_pstates: bool = False) -> None:
+                 record: bool = True, ack_pstates: bool = False,
+                 recorder: Callable[[int, EnergyAccount | None], Recorder] = Recorder) -> None:
         self._hosts = tuple(hosts)
         self._table, self._n_pstates = checks.host_tables(self._hosts)
         n = self._n_hosts = len(self._hosts)
@@ -123,25 +129,25 @@ class Engine:
         self._ack = bool(ack_pstates)
 
         self.now = 0.0
-        self.pstate = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
-        self._initial_pstates = self.pstate.copy()
+        self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
-        self._host_job = np.full(n, -1, dtype=np.intp)
-        # _cur[k, h] = _table[pstate[h], k, h], updated in place: one gather of the columns
-        # ``hosts`` gives everything a job start or a pstate switch needs.
-        self._cur = np.ascontiguousarray(self._table[self.pstate, :, np.arange(n)].T)
+        self._host_job: list[int] = [-1] * n
+        self._host_busy = np.zeros(n)             # s of ended jobs per host (out_schedule.csv)
+        self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
+        self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)
         self._is_ph = checks.computes(jobs)
-        self._account = EnergyAccount(self._cur, nj) if energy else None
-        self._recorder = Recorder(n, self._account) if record else None
+        self._account = EnergyAccount(self._hosts_now.cur, nj) if energy else None
+        self._recorder = recorder(n, self._account) if record else None
+        self._forget = self._recorder is not None and self._recorder.streams
         self.state: list[JobState] = [_NOT_SUBMITTED] * nj
         self.start_time = np.full(nj, np.nan)
         self.finish_time = np.full(nj, np.nan)
         self.allocation: list[tuple[int, ...] | None] = [None] * nj
-        self._alloc_idx: list[np.ndarray | None] = [None] * nj
+        self._alloc_idx: list[np.ndarray | None] = [None] * nj  # while running
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
@@ -255,13 +261,10 @@ class Engine:
         return Batch(t, submitted, completed, calls > 0, killed, calls, acks)
 
     # ------------------------------------------------------------------ job life cycle
-    def _summarise(self, idx: np.ndarray) -> tuple[float, float, float]:
-        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of hosts ``idx``."""
-        block = self._cur.take(idx, axis=1)  # half the cost of self._cur[:, idx] (contiguous)
-        if len(idx) <= SMALL:  # Python's min/sum over lists beat numpy's fixed reduction cost
-            speed, idle, comp = block.tolist()
-            return min(speed), sum(idle), sum(comp)
-        return float(_min(block[SPEED])), float(_sum(block[IDLE])), float(_sum(block[COMP]))
+    @property
+    def pstate(self) -> np.ndarray:
+        """Current pstate of each host, intp (nb_hosts,) (a new array)."""
+        return np.array(self._hosts_now.pstate, dtype=np.intp)
 
     def execute_job(self, job: Job, hosts: Sequence[int]) -> None:
         """Start a submitted job now on the given hosts (Batsim EXECUTE_JOB).
@@ -288,7 +291,9 @@ class Engine:
                                   f"are busy")
         now = self.now
         busy[idx] = True
-        self._host_job[idx] = i
+        host_job = self._host_job
+        for h in alloc:
+            host_job[h] = i
         self._n_busy += len(alloc)
         self.state[i] = _RUNNING
         self.start_time[i] = now
@@ -298,7 +303,7 @@ class Engine:
         self._n_started += 1
         account = self._account
         if self._is_ph[i]:
-            speed, idle, comp = self._summarise(idx)
+            speed, idle, comp = self._hosts_now.summarise(alloc)
             if account is not None:
                 account.computation_started(i, idx, now, idle, comp)
             self._remaining[i] = job.profile.cpu
@@ -307,7 +312,7 @@ class Engine:
             self._schedule_end(i)
         else:
             if account is not None:
-                account.delay_started(i, idx, now)
+                account.delay_started(i, alloc, now)
             delay, walltime = job.profile.delay, job.walltime
             killed = 0 <= walltime <= delay  # Batsim: a delay job succeeds only if delay < walltime
             self._by_walltime[i] = killed
@@ -335,11 +340,17 @@ class Engine:
     def _end_job(self, i: int, final: JobState) -> None:
         """Finish running job ``i`` at :attr:`now` with state ``final`` and free its hosts."""
         idx = self._alloc_idx[i]
+        self._alloc_idx[i] = None
         self.state[i] = final
         self.finish_time[i] = self.now
         self._version[i] += 1
         self.busy[idx] = False
-        self._host_job[idx] = -1
+        host_job = self._host_job
+        for h in self.allocation[i]:
+            host_job[h] = -1
+        # Time never goes back: this end is the last one on these hosts so far.
+        self._host_busy[idx] += self.now - self.start_time[i]
+        self._host_last_end[idx] = self.now
         self._n_busy -= len(idx)
         computed = self._is_ph[i]
         if computed:
@@ -347,8 +358,14 @@ class Engine:
         if self._account is not None:
             self._account.job_ended(i, idx, self.now, computed)
         self._completion_order.append(i)
-        if self._recorder is not None:
-            self._recorder.job_ended(self.now, self._n_busy)
+        recorder = self._recorder
+        if recorder is not None:
+            recorder.job_ended(self.now, self._n_busy)
+            account = self._account
+            recorder.job_finished(self._jobs[i], final, float(self.start_time[i]), self.now, self.allocation[i],
+                                  math.nan if account is None else float(account.job_energy[i]), "")
+            if self._forget:
+                self.allocation[i] = None
 
     def _advance(self, i: int) -> None:
         """Bring the remaining work of parallel_homogeneous job ``i`` up to :attr:`now`."""
@@ -372,6 +389,8 @@ class Engine:
         self.finish_time[i] = self.now
         self._reasons[i] = str(reason)
         self._completion_order.append(i)
+        if self._recorder is not None:
+            self._recorder.job_finished(job, _REJECTED, math.nan, self.now, None, math.nan, self._reasons[i])
 
     def kill_job(self, job: Job) -> None:
         """Kill a running job now (Batsim KILL_JOB): final state COMPLETED_KILLED.
@@ -422,35 +441,33 @@ class Engine:
             SimulationError: A host id or a pstate is out of range.
         """
         if validate:
-            groups = checks.pstate_groups(changes, self._n_pstates, self._uniform_pstates)
+            groups = [(alloc, p) for alloc, _, p in
+                      checks.pstate_groups(changes, self._n_pstates, self._uniform_pstates)]
         else:
-            groups = []
-            for p, hosts in changes.items():
-                alloc = tuple(hosts)
-                groups.append((alloc, np.array(alloc, dtype=np.intp), p))
+            groups = [(tuple(hosts), p) for p, hosts in changes.items()]
         if not groups:
             return
-        all_idx = groups[0][1] if len(groups) == 1 else np.concatenate([g[1] for g in groups])
-        jobs_here = set(self._host_job[all_idx].tolist())
+        host_job = self._host_job
+        jobs_here = set(gather(host_job, groups[0][0]))
+        for alloc, _ in groups[1:]:
+            jobs_here.update(gather(host_job, alloc))
         jobs_here.discard(-1)
-        jobs_here = sorted(jobs_here)
         account, recorder, is_ph, now = self._account, self._recorder, self._is_ph, self.now
-        for alloc, idx, p in groups:
+        hosts_now = self._hosts_now
+        for alloc, p in groups:
             if recorder is not None:
                 recorder.switching(now)
-            new = self._table[p].take(idx, axis=1)  # contiguous: take() would copy a strided one
             if account is not None:
-                account.switch_hosts(idx, new[IDLE])
-            self._cur[:, idx] = new
-            self.pstate[idx] = p
+                account.switch_hosts(alloc, gather(hosts_now.tab[p][IDLE], alloc))
+            hosts_now.apply(alloc, p)
             self._grouped_switches += 1
             self._machine_switches += len(alloc)
             if self._ack:
                 self._pending_acks.append((alloc, p))
             if recorder is not None:
                 recorder.switched(now, alloc, p, self._n_busy)
-        for j in jobs_here:
-            speed, idle, comp = self._summarise(self._alloc_idx[j])
+        for j in sorted(jobs_here):
+            speed, idle, comp = self._hosts_now.summarise(self.allocation[j])
             if is_ph[j]:
                 if account is not None:
                     account.rewatt(j, now, idle, comp)
@@ -571,6 +588,8 @@ class Engine:
             machine_states=[] if recorder is None else list(recorder.machine_states),
             pstate_changes=[] if recorder is None else list(recorder.pstate_changes),
             energy_log=[] if recorder is None else list(recorder.energy_log),
+            host_busy=self._host_busy.copy(),
+            host_last_end=self._host_last_end.copy(),
             scheduling_time=self._wall_sched,
             simulation_time=sim_time,
         )

@@ -10,7 +10,12 @@ that nothing is kept.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hdeeprm.simulation.energy import EnergyAccount
+
+if TYPE_CHECKING:
+    from hdeeprm.workload.model import Job, JobState
 
 
 class Recorder:
@@ -28,7 +33,12 @@ class Recorder:
             then the new pstate.
         energy_log: ``(time s, platform energy J, kind, wattmin W)``, ``kind`` being ``'s'``
             (job start), ``'e'`` (job end) or ``'p'`` (pstate switch: one row before, one after).
+        streams: False: the rows are kept in the lists above. A subclass that writes them out
+            as they come (:class:`hdeeprm.outputs.stream.CsvStream`) sets it True; the engine then
+            drops each job's host list when the job ends.
     """
+
+    streams = False
 
     def __init__(self, nb_hosts: int, energy: EnergyAccount | None) -> None:
         self._nb_hosts = nb_hosts
@@ -86,3 +96,17 @@ class Recorder:
         account = self._energy
         if account is not None:
             self.energy_log.append((now, account.energy(now), "p", account.wattmin))
+
+    def job_finished(self, job: Job, state: JobState, start: float, finish: float,
+                     allocation: tuple[int, ...] | None, energy: float, reason: str) -> None:
+        """A job reached its final state (its ``out_jobs.csv`` row); nothing is kept here.
+
+        Args:
+            job: The job.
+            state: Its final state.
+            start: Its starting time (s), NaN when rejected.
+            finish: Its finish (or rejection) time (s).
+            allocation: Its host ids, None when rejected.
+            energy: Energy of its hosts (J), NaN without energy or when rejected.
+            reason: Rejection reason ("" otherwise).
+        """

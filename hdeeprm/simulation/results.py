@@ -81,6 +81,10 @@ class SimulationResult:
             after the initial pstates (empty with ``record=False``).
         energy_log: ``(time s, cumulated energy J, event type 's'|'e'|'p', wattmin W)`` rows
             of ``out_consumed_energy.csv`` (empty with ``record=False`` or without energy).
+        host_busy: Seconds each host ran a job that has ended, summed in the order the jobs
+            ended, float64 (nb_hosts,).
+        host_last_end: End time (s) of the last ended job on each host, -inf for a host that
+            ran none, float64 (nb_hosts,).
         scheduling_time: Wall-clock seconds spent outside ``Engine.next_batch`` (in the
             decision system) between the first and the last call.
         simulation_time: Wall-clock seconds from the first ``Engine.next_batch`` call to the
@@ -105,5 +109,7 @@ class SimulationResult:
     machine_states: list[tuple[float, int, int]]
     pstate_changes: list[tuple[float, tuple[int, ...], int]]
     energy_log: list[tuple[float, float, str, float]]
+    host_busy: np.ndarray
+    host_last_end: np.ndarray
     scheduling_time: float
     simulation_time: float

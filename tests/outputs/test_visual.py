@@ -6,7 +6,8 @@ import pytest
 
 from hdeeprm.cli.visual import main
 from hdeeprm.errors import InputError
-from hdeeprm.outputs.visual import busy_cores, make_plots, queue_size, read_jobs, read_log, step_counts
+from hdeeprm.outputs.visual import (PLOT_BINS, binned, busy_cores, gantt_selection, make_plots, queue_size, read_jobs,
+                                    read_log, step_counts)
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
           "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
@@ -66,3 +67,31 @@ def test_errors(outdir, tmp_path, capsys):
     assert main([str(empty)]) == 2
     assert main([str(outdir), "-p", "gantt", "-o", str(tmp_path / "g")]) == 0
     assert (tmp_path / "g" / "gantt.png").is_file()
+
+
+def test_binned_means_and_bands_by_hand():
+    # 1 on [0, 1), 3 on [1, 2), 0 on [2, 3.5), 2 on [3.5, 4): bins of 1 s.
+    edges, mean, low, high = binned(np.array([0.0, 1.0, 2.0, 3.5, 4.0]), np.array([1.0, 3.0, 0.0, 2.0, 0.0]), 4)
+    assert edges.tolist() == [0, 1, 2, 3, 4]
+    assert mean.tolist() == [1, 3, 0, 1] and low.tolist() == [1, 3, 0, 0] and high.tolist() == [1, 3, 0, 2]
+
+
+def test_gantt_selection(outdir):
+    jobs = read_jobs(outdir / "out_jobs.csv", cores=False)
+    assert jobs["alloc"] == ["0-1", "2 5", "", "0-2"]
+    assert gantt_selection(jobs)[0].tolist() == [0, 1, 3]
+    assert gantt_selection(jobs, window=(7.0, 9.0))[0].tolist() == [0]      # only job 0 runs then
+    # Submission order: job 0 (0 s), job 3 (1 s), job 1 (2 s), job 2 (3 s, rejected).
+    assert gantt_selection(jobs, job_range=(2, 4))[0].tolist() == [1, 3]
+
+
+def test_long_series_are_binned_and_the_gantt_takes_a_window(tmp_path):
+    n = 5000   # one-core jobs back to back on cores 0-9: a series longer than 2 x PLOT_BINS
+    rows = [f'{i},w0,p,{i},1,20,1,COMPLETED_SUCCESSFULLY,{i},2,{i + 2},0,2,1,{i % 10},0,""\n' for i in range(n)]
+    (tmp_path / "out_jobs.csv").write_text(HEADER + "".join(rows))
+    assert busy_cores(read_jobs(tmp_path / "out_jobs.csv"))[0].size > 2 * PLOT_BINS
+    assert main([str(tmp_path), "-p", "utilization", "gantt", "--window", "100", "200"]) == 0
+    assert main([str(tmp_path), "-p", "gantt", "--jobs", "10", "20", "-o", str(tmp_path / "j")]) == 0
+    assert (tmp_path / "utilization.png").is_file() and (tmp_path / "j" / "gantt.png").is_file()
+    with pytest.raises(InputError, match="start < end"):
+        make_plots(tmp_path, ["gantt"], window=(5.0, 1.0))

@@ -1,0 +1,125 @@
+"""Batsim-format outputs written while the simulation runs, in bounded memory.
+
+A :class:`CsvStream` is a :class:`~hdeeprm.simulation.recording.Recorder` that writes every
+row of ``out_jobs.csv``, ``out_machine_states.csv``, ``out_pstate_changes.csv`` and
+``out_consumed_energy.csv`` the moment it happens, instead of keeping it: a replay of any length
+then holds only its per-job arrays, and the engine drops each job's host list when the job ends.
+The rows are the ones :mod:`hdeeprm.outputs.batsim_csv` writes from a finished run (the same
+row functions), so both ways give byte-identical files; ``out_schedule.csv`` is written at the
+end by :func:`hdeeprm.outputs.batsim_csv.write_outputs` with ``streamed=True``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
+                                        PSTATE_CHANGES_HEADER, energy_row, initial_pstate_rows, job_row,
+                                        machine_state_row, pstate_rows)
+from hdeeprm.simulation.energy import EnergyAccount
+from hdeeprm.simulation.recording import Recorder
+from hdeeprm.workload.model import Job, JobState
+
+#: Write buffer of each streamed file, bytes.
+BUFFER = 1 << 20
+
+
+class CsvStream(Recorder):
+    """A recorder that streams the Batsim-format rows to open files (keeps no row).
+
+    Build it with :meth:`open`, hand :meth:`factory` to the engine, :meth:`close` it at the end.
+
+    Args:
+        nb_hosts: Number of compute hosts.
+        energy: The engine's energy account, or None without energy (then no pstate and energy
+            files are written).
+        files: ``{"jobs", "machine_states", "pstate_changes", "consumed_energy"}`` -> open text
+            files, headers already written (the last two absent without energy).
+        workload_name: Name written in the ``workload_name`` column of ``out_jobs.csv``.
+    """
+
+    streams = True
+
+    def __init__(self, nb_hosts: int, energy: EnergyAccount | None, files: dict, workload_name: str) -> None:
+        super().__init__(nb_hosts, energy)
+        self._files = files
+        self._name = workload_name
+        self._jobs = files["jobs"].write
+        self._ms = files["machine_states"].write
+        self._ps = files["pstate_changes"].write if energy is not None else None
+        self._en = files["consumed_energy"].write if energy is not None else None
+        self._prev_t = self._prev_e = 0.0
+
+    @staticmethod
+    def open(outdir: str | os.PathLike, prefix: str, initial_pstates: np.ndarray, energy: bool) -> dict:
+        """Create the streamed files in ``outdir`` and write their headers.
+
+        Args:
+            outdir: Output folder (created if needed).
+            prefix: File name prefix, e.g. ``out`` -> ``out_jobs.csv``.
+            initial_pstates: Pstate of each host at t = 0, int (nb_hosts,).
+            energy: Whether energy is simulated (pstate and energy files).
+
+        Returns:
+            The open files, for :class:`CsvStream` (close them with :meth:`close_files`).
+        """
+        base = Path(outdir)
+        base.mkdir(parents=True, exist_ok=True)
+        headers = {"jobs": [JOBS_HEADER], "machine_states": [MACHINE_STATES_HEADER]}
+        if energy:
+            headers["pstate_changes"] = [PSTATE_CHANGES_HEADER, *initial_pstate_rows(initial_pstates)]
+            headers["consumed_energy"] = [CONSUMED_ENERGY_HEADER]
+        files = {}
+        try:
+            for name, lines in headers.items():
+                f = files[name] = open(base / f"{prefix}_{name}.csv", "w", encoding="utf-8", newline="\n",
+                                       buffering=BUFFER)
+                f.write("\n".join(lines) + "\n")
+        except OSError:
+            CsvStream.close_files(files)
+            raise
+        return files
+
+    @staticmethod
+    def close_files(files: dict) -> None:
+        """Flush and close files opened by :meth:`open`."""
+        for f in files.values():
+            f.close()
+
+    def _energy_row(self, now: float, kind: str) -> None:
+        account = self._energy
+        e = account.energy(now)
+        self._en(energy_row(now, e, kind, account.wattmin, self._prev_t, self._prev_e) + "\n")
+        self._prev_t, self._prev_e = now, e
+
+    def job_started(self, now: float, nb_busy: int) -> None:
+        """See :meth:`Recorder.job_started`."""
+        self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
+        if self._en is not None:
+            self._energy_row(now, "s")
+
+    def job_ended(self, now: float, nb_busy: int) -> None:
+        """See :meth:`Recorder.job_ended`."""
+        self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
+        if self._en is not None:
+            self._energy_row(now, "e")
+
+    def switching(self, now: float) -> None:
+        """See :meth:`Recorder.switching`."""
+        if self._en is not None:
+            self._energy_row(now, "p")
+
+    def switched(self, now: float, hosts: tuple[int, ...], pstate: int, nb_busy: int) -> None:
+        """See :meth:`Recorder.switched`."""
+        if self._ps is not None:
+            self._ps(pstate_rows(now, hosts, pstate))
+        self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
+        if self._en is not None:
+            self._energy_row(now, "p")
+
+    def job_finished(self, job: Job, state: JobState, start: float, finish: float,
+                     allocation: tuple[int, ...] | None, energy: float, reason: str) -> None:
+        """See :meth:`Recorder.job_finished`: its ``out_jobs.csv`` row, now."""
+        self._jobs(job_row(job, self._name, state, start, finish, allocation, energy, reason) + "\n")
