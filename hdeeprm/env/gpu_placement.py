@@ -19,7 +19,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, scenarios
+from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import MILLI, GpuCluster
@@ -176,10 +176,7 @@ class GpuPlacementEnv(gymnasium.Env):
             ``job`` (index of the job to place, -1 when none), ``queue``, ``scenario``, ``skips_overridden``.
         """
         super().reset(seed=seed)
-        cluster, jobs = self.cluster, self.jobs
-        if self.sampler is not None:
-            self.scenario = self.sampler.draw(self.np_random)
-            cluster, jobs = self.scenario.cluster(), self.scenario.jobs()
+        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs)
         self.replay = GpuReplay(cluster, jobs, self.config)
         self._static(cluster, jobs)
         self.steps = self.skips_overridden = 0

@@ -16,6 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.env.gpu_placement import episode_metrics, gpu_env_inputs
+from hdeeprm.env.gpu_scenarios import episode_inputs
 from hdeeprm.errors import OptionsError
 from hdeeprm.run.loop import as_action
 from hdeeprm.simulation.gpu_engine import GpuReplay, GpuRunConfig
@@ -145,10 +146,7 @@ class GpuProvisioningEnv(gymnasium.Env):
             ``(observation, info)``; ``info`` has ``time``, ``active_gpus``, ``paid_gpus``, ``spent``, ``scenario``.
         """
         super().reset(seed=seed)
-        cluster, jobs = self.cluster, self.jobs
-        if self.sampler is not None:
-            self.scenario = self.sampler.draw(self.np_random)
-            cluster, jobs = self.scenario.cluster(), self.scenario.jobs()
+        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs)
         self.replay = GpuReplay(cluster, jobs, self.config)
         self.gpu_nodes = np.flatnonzero(cluster.gpu_count > 0)
         active = np.ones(cluster.nb_nodes, dtype=bool)

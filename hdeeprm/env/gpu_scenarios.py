@@ -172,3 +172,21 @@ class ScenarioSampler:
         open_ = [s for s in self.pool if s.difficulty <= level] or [min(self.pool, key=lambda s: s.difficulty)]
         self.episode += 1
         return open_[int(rng.integers(len(open_)))]
+
+
+def episode_inputs(sampler: ScenarioSampler | None, rng: np.random.Generator, cluster: GpuCluster,
+                   jobs: GpuJobs) -> tuple[GpuScenario | None, GpuCluster, GpuJobs]:
+    """The cluster and jobs of a GPU environment's next episode.
+
+    Args:
+        sampler: Draws a scenario per episode, or None for the environment's fixed inputs.
+        rng: The environment's generator (``np_random``), seeded by ``reset(seed=...)``.
+        cluster, jobs: The fixed inputs, used when ``sampler`` is None.
+
+    Returns:
+        ``(scenario, cluster, jobs)``: the scenario drawn (None without a sampler) and its inputs.
+    """
+    if sampler is None:
+        return None, cluster, jobs
+    scenario = sampler.draw(rng)
+    return scenario, scenario.cluster(), scenario.jobs()
