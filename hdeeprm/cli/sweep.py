@@ -70,11 +70,11 @@ def _run(args: argparse.Namespace) -> int:
     from hdeeprm.run.sweep import FAILED, SUMMARY_FILE, load_sweep, parse_grid_args, run_sweep
 
     options, grid, source = load_sweep(args.file)
-    for name, values in parse_grid_args(args.grid).items():   # paths of -g are relative to the working folder
-        grid[name] = [str(Path(v).resolve()) if name.endswith("_path") and isinstance(v, str) else v
-                      for v in values]
+    given = parse_grid_args(args.grid)
+    grid.update(given)   # -g values: messages say "<command line>", paths are relative to the working folder
     rows = run_sweep(options, grid, outdir=args.outdir, backend=args.backend, jobs=args.jobs, address=args.address,
-                     source=source, rerun=args.rerun, quiet=args.quiet)
+                     source=source, sources=dict.fromkeys(given, "<command line>"), rerun=args.rerun,
+                     quiet=args.quiet)
     failed = [row for row in rows if row["status"] == FAILED]
     for row in failed:
         print(f"hdeeprm-sweep: cell {row['cell']} failed: {row['error']}", file=sys.stderr)

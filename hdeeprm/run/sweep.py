@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
@@ -166,22 +166,28 @@ def load_sweep(path: str | Path) -> tuple[Options, dict[str, list[Any]], str]:
 
 
 def make_cells(options: Options, grid: dict[str, Sequence[Any]], outdir: str | Path,
-               source: str = "<command line>") -> list[Cell]:
-    """The cells of a sweep, every override checked before any run.
+               source: str = "<command line>", sources: Mapping[str, str] | None = None) -> list[Cell]:
+    """The cells of a sweep, every override checked (once per value) before any run.
 
     Args:
         options: The base options.
         grid: Option name -> values (:func:`expand_grid`).
         outdir: The sweep's output folder; each cell gets a subfolder (:func:`cell_name`).
-        source: Where the grid comes from (messages; relative paths are resolved against its folder).
+        source: Where the grid comes from (messages; relative paths are resolved against its
+            folder; ``"<command line>"``: the working folder).
+        sources: Per option name, where its values come from instead of ``source``.
 
     Raises:
         OptionsError: an unknown option name (with the closest valid one) or an invalid value.
     """
     outdir = Path(outdir).resolve()
+    expand_grid(grid)   # no empty list
+    checked = {name: [parse_overrides({name: value}, (sources or {}).get(name, source)) for value in values]
+               for name, values in grid.items()}
     cells = []
-    for index, values in enumerate(expand_grid(grid)):
-        changes = parse_overrides(values, source)
+    for index, combo in enumerate(product(*(range(len(values)) for values in grid.values()))):
+        values = {name: grid[name][j] for name, j in zip(grid, combo)}
+        changes = {k: v for name, j in zip(grid, combo) for k, v in checked[name][j].items()}
         cells.append(Cell(index=index, values=values, options=options.replace(**changes) if changes else options,
                           outdir=outdir / cell_name(index, values)))
     return cells
@@ -286,7 +292,8 @@ def summary_rows(cells: Sequence[Cell], errors: Sequence[str | None]) -> list[di
 
 def run_sweep(options: Options, grid: dict[str, Sequence[Any]], *, outdir: str | Path = "hdeeprm-sweep",
               backend: str = DEFAULT_BACKEND, jobs: int = 1, address: str | None = None,
-              source: str = "<command line>", rerun: bool = False, quiet: bool = False) -> list[dict[str, Any]]:
+              source: str = "<command line>", sources: Mapping[str, str] | None = None, rerun: bool = False,
+              quiet: bool = False) -> list[dict[str, Any]]:
     """Run every cell of the grid and write ``outdir/summary.csv`` (see the module docstring).
 
     Args:
@@ -296,7 +303,7 @@ def run_sweep(options: Options, grid: dict[str, Sequence[Any]], *, outdir: str |
         backend: One of :data:`BACKENDS`.
         jobs: Worker processes, or CPUs of the local Ray instance (>= 1).
         address: With ``ray``: the address of a running Ray cluster (None = a local instance).
-        source: Where the grid comes from (see :func:`make_cells`).
+        source, sources: Where the grid's values come from (see :func:`make_cells`).
         rerun: Run the cells already done too.
         quiet: No progress bar.
 
@@ -312,7 +319,7 @@ def run_sweep(options: Options, grid: dict[str, Sequence[Any]], *, outdir: str |
         raise OptionsError(f"unknown backend '{backend}' (valid: {', '.join(BACKENDS)})")
     if jobs < 1:
         raise OptionsError(f"the number of workers must be >= 1, got {jobs}")
-    cells = make_cells(options, grid, outdir, source)
+    cells = make_cells(options, grid, outdir, source, sources)
     todo = [i for i, cell in enumerate(cells) if rerun or not is_done(cell)]
     errors: list[str | None] = [None] * len(cells)
     tasks = [(cells[i].options, str(cells[i].outdir)) for i in todo]

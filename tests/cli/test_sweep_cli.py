@@ -26,7 +26,7 @@ def test_bad_name_is_one_line_exit_2(tmp_path, capsys):
     assert main([str(QUICKSTART), "-g", "start_stratgy=easy_backfilling", "-o", str(tmp_path), "-q"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith("hdeeprm-sweep: error: unknown option 'start_stratgy'")
-    assert "did you mean 'start_strategy'?" in err
+    assert err.endswith("did you mean 'start_strategy'?) (<command line>)")
     assert not (tmp_path / "summary.csv").exists()
 
 

@@ -125,6 +125,11 @@ def test_sweep_file(tmp_path):
     with pytest.raises(OptionsError, match="sweep file grid.seed: .*(bad.json)"):
         load_sweep(tmp_path / "bad.json")
     assert load_sweep(QUICKSTART)[1] == {}   # an options file is a sweep of one cell
+    # paths of a sweep file are relative to its folder; those of other sources (-g) to theirs
+    cells = make_cells(options, {"platform_file_path": ["p.json"], "workload_file_path": ["w.swf"]}, tmp_path,
+                       source, sources={"workload_file_path": "<command line>"})
+    assert cells[0].options.platform_file_path == str(tmp_path / "p.json")
+    assert cells[0].options.workload_file_path == str(Path.cwd() / "w.swf")
 
 
 def test_unknown_backend_and_missing_ray(quickstart, tmp_path, monkeypatch):
