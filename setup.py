@@ -34,6 +34,8 @@ setup(
         # a current pyzmq: see README.rst ("Set up and test") for the install line.
         "batsim": ["pyzmq>=25", "sortedcontainers>=2.3,<3", "docopt>=0.6.2,<0.7"],
         "sb3": ["stable-baselines3>=2.3"],
+        # hdeeprm-sweep --backend ray (local instance or a cluster).
+        "ray": ["ray[default]>=2.9"],
         # MaskablePPO (action masks of hdeeprm/GpuPlacement-v0 and HDeepRM-JobSlot-v0).
         "sb3-contrib": ["stable-baselines3>=2.3", "sb3-contrib>=2.3"],
         "test": ["pytest>=7", "ruff>=0.6", "hypothesis>=6.100", "pyzmq>=25", "sortedcontainers>=2.3,<3",
@@ -49,6 +51,7 @@ setup(
             "hdeeprm-check=hdeeprm.cli.check:main",
             "hdeeprm-gpu=hdeeprm.cli.gpu:main",
             "hdeeprm-evaluate=hdeeprm.cli.evaluate:main",
+            "hdeeprm-sweep=hdeeprm.cli.sweep:main",
         ],
         "gymnasium.envs": ["__root__=hdeeprm:register_envs"],
     },

@@ -357,6 +357,49 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
     return opts
 
 
+#: Where each option a sweep or a front end may override lives (:func:`parse_overrides`): the
+#: fields of the options file, plus ``policy_pair`` (the CLASSIC agent's pair, setting ``actions``).
+OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {**{name: path for path, name in _KEY_PATHS.items() if name != "gpu"},
+                                             "policy_pair": ("pybatsim", "agent", "policy_pair")}
+
+
+def parse_overrides(changes: dict[str, Any], source: str = "<options>") -> dict[str, Any]:
+    """Validate options given by name, as the options file would be, for :meth:`Options.replace`.
+
+    Each value is placed at its key path (:data:`OVERRIDE_PATHS`) and checked with the options
+    file's schema (names, types, ranges); paths are resolved against ``source``'s folder.
+
+    Args:
+        changes: Option name -> value, e.g. ``{"seed": 3, "start_strategy": "easy_backfilling",
+            "policy_pair": "shortest-low_power"}``.
+        source: The file the values come from (messages, relative paths).
+
+    Returns:
+        The :class:`Options` fields to replace (``policy_pair`` becomes ``actions`` with
+        ``agent_type`` ``"CLASSIC"``).
+
+    Raises:
+        OptionsError: an unknown name (with the valid ones and the closest) or an invalid value.
+    """
+    data: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name not in OVERRIDE_PATHS:
+            raise OptionsError(f"unknown option '{name}' ({suggest(name, list(OVERRIDE_PATHS))})", path=source)
+        *parents, key = OVERRIDE_PATHS[name]
+        node = data
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[key] = value
+    parsed = parse_options(data, source)
+    out: dict[str, Any] = {}
+    for name in changes:
+        if name == "policy_pair":
+            out.update(actions=parsed.actions, agent_type="CLASSIC")
+        else:
+            out[name] = getattr(parsed, name)
+    return out
+
+
 def load_options(path: str | Path) -> Options:
     """Read and validate an options file (see the module docstring).
 
