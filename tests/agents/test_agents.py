@@ -111,7 +111,7 @@ def test_mismatched_checkpoints_name_both_shapes(tmp_path):
         PolicyLearningAgent(0.9, 16, 5, 21).load_checkpoint(tmp_path / "plain.pt")
 
 
-@pytest.mark.parametrize("name", ["reinforce", "actor_critic", "ppo"])
+@pytest.mark.parametrize("name", ["reinforce", "actor_critic", "ppo", "d3qn", "sac_discrete"])
 def test_example_agents_load_and_decide(name):
     cls = load_agent_class(AGENTS / f"{name}.py")
     agent = instantiate_agent(cls, gamma=0.99, hidden=8, action_size=4, observation_size=21, lr=0.01, seed=0,
