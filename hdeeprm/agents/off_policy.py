@@ -7,11 +7,7 @@
   decision t; the last decision of an episode is terminal), stores them in its buffer and, at the
   end of each episode in ``train`` mode, makes ``max(min_updates, decisions × replay_ratio)``
   gradient steps on sampled mini-batches, each followed by a Polyak update of the target networks
-  (θ' ← τ θ + (1 − τ) θ', Lillicrap et al., ICLR 2016). Once the buffer holds ``batch_size``
-  transitions, the rewards of a mini-batch are divided by the standard deviation of the rewards in
-  the buffer (reward scaling, which leaves the optimal
-  policy unchanged; HDeepRM's per-decision rewards can be of order 1e-3, Henderson et al., AAAI 2018,
-  show how much the reward scale matters to such agents). Subclasses give :meth:`act` and
+  (θ' ← τ θ + (1 − τ) θ', Lillicrap et al., ICLR 2016). Subclasses give :meth:`act` and
   :meth:`batch_loss`; the example agents ``examples/agents/d3qn.py`` and
   ``examples/agents/sac_discrete.py`` are built on it.
 
@@ -26,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from hdeeprm.agents.learning import EPS, LearningAgent
+from hdeeprm.agents.learning import LearningAgent
 
 
 class ReplayBuffer:
@@ -171,13 +167,9 @@ class OffPolicyAgent(LearningAgent):
             if len(self.buffer) == 0:
                 return None
             steps = max(self.min_updates, int(round(self._episode_decisions * self.replay_ratio)))
-            scale = float(self.buffer.rewards[:len(self.buffer)].std()) if len(self.buffer) >= self.batch_size else 1.0
-            scale = scale if scale > EPS else 1.0   # a few transitions give no stable estimate
             total = 0.0
             for _ in range(steps):
-                batch = self.buffer.sample(self.batch_size)
-                batch["rewards"] /= scale
-                loss = self.batch_loss(batch)
+                loss = self.batch_loss(self.buffer.sample(self.batch_size))
                 self.optimizer.zero_grad()
                 loss.backward()
                 self.optimizer.step()

@@ -61,22 +61,6 @@ def test_transitions_chain_decisions_and_end_terminal():
     assert int(agent.decisions) == 3 and int(agent.episodes) == 1
 
 
-def test_rewards_are_scaled_by_their_std_once_the_buffer_holds_a_batch():
-    agent = _agent("d3qn", batch_size=8, min_updates=1)
-    seen = []
-    agent.batch_loss = lambda batch: seen.append(batch["rewards"].clone()) or agent.q_net(batch["obs"]).sum() * 0
-    for episode in range(2):   # 4 then 8 transitions of rewards 0, 10, 20, 30
-        for i in range(4):
-            agent.decide(np.zeros(6, dtype=np.float32))
-            agent.rewarded(10.0 * i)
-        agent.end_episode()
-    assert set(seen[0].tolist()) <= {0.0, 10.0, 20.0, 30.0}   # 4 < batch_size: unscaled
-    std = np.std([0.0, 10.0, 20.0, 30.0])
-    expected = np.array([10.0 * i / std for i in range(4)])
-    assert all(np.isclose(r, expected, rtol=1e-5).any() for r in seen[-1].tolist())
-    assert max(seen[-1].tolist()) < 30.0
-
-
 def test_d3qn_dueling_and_double_target():
     agent = _agent("d3qn")
     x = torch.rand(5, 6)
