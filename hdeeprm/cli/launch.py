@@ -14,7 +14,6 @@ import argparse
 import sys
 
 from hdeeprm.cli import guarded
-from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU
 
 DEFAULT_OUTDIR = "hdeeprm-run"
 #: Where the help sends users for the options file.
@@ -23,11 +22,13 @@ OPTIONS_HELP = ("The options file is JSON: its keys, defaults and units are docu
                 "the closest valid name); ready-made ones are in the repository's examples/ folder "
                 "(examples/quickstart.json, examples/learning/learning.json).")
 EPILOG = OPTIONS_HELP + " Exit codes: 0 done, 2 bad input, 3 the agent failed, 130 interrupted."
-#: The summary printed after a run: metric key of :mod:`hdeeprm.outputs.metrics` and its unit.
+#: The summary printed after a run: metric key of :mod:`hdeeprm.outputs.metrics` and its unit
+#: (``{tau}`` is :data:`hdeeprm.outputs.metrics.BOUNDED_SLOWDOWN_TAU`, filled in when printing so
+#: that the command line does not import NumPy before it has parsed its arguments).
 SUMMARY: tuple[tuple[str, str], ...] = (
     ("nb_jobs", "jobs"), ("nb_completed", "jobs"), ("nb_killed", "jobs"), ("nb_rejected", "jobs"),
     ("makespan", "s"), ("mean_waiting_time", "s"), ("mean_turnaround_time", "s"),
-    ("mean_slowdown", "(turnaround / run time)"), ("mean_bounded_slowdown", f"(tau = {BOUNDED_SLOWDOWN_TAU:g} s)"),
+    ("mean_slowdown", "(turnaround / run time)"), ("mean_bounded_slowdown", "(tau = {tau:g} s)"),
     ("utilization", "(busy core time / available, 0-1)"), ("energy", "J"))
 #: Metrics a GPU run (an options file with a ``gpu`` block) prints after :data:`SUMMARY`, with their units.
 GPU_SUMMARY: tuple[tuple[str, str], ...] = (
@@ -129,11 +130,13 @@ def format_summary(metrics: dict) -> str:
     Returns:
         The lines, indented by two blanks, no trailing line break.
     """
+    from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU
+
     lines = []
     for key, unit in (*SUMMARY, *(item for item in GPU_SUMMARY if item[0] in metrics)):
         value = metrics[key]
         text = f"{value:.6g}" if isinstance(value, float) else f"{value}"
-        lines.append(f"  {key:24s} {text} {unit}".rstrip())
+        lines.append(f"  {key:24s} {text} {unit.format(tau=BOUNDED_SLOWDOWN_TAU)}".rstrip())
     return "\n".join(lines)
 
 
