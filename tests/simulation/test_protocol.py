@@ -46,10 +46,11 @@ def test_every_golden_message_round_trips():
             assert P.encode_message(now, events) == json.loads(text), (path, text[:200])
             assert json.loads(P.dumps_message(now, events)) == json.loads(text)
             counts[path.parent.parent.name] = counts.get(path.parent.parent.name, 0) + 1
-    # 6 transcripts: 200 + 200 lines (kth fcfs, fcfs-ideal), 200 (hetero), 20 (energy-micro),
-    # 42 + 42 (small-mixed): every line was checked.
+    # 8 transcripts: 200 + 200 lines (kth fcfs, fcfs-ideal), 200 (hetero), 20 (energy-micro),
+    # 46 + 38 (small-mixed), 200 (hdeeprm-easy-clock, whose jobs carry HDeepRM's extra fields
+    # req_time / mem_bw / swf_id), 200 (pybatsim-filler): every line was checked.
     assert counts == {"energy-micro": 20, "hetero-ptask": 200, "kth2000-delay": 400,
-                      "small-mixed": 84}
+                      "small-mixed": 84, "hdeeprm-easy-clock": 200, "pybatsim-filler": 200}
 
 
 def test_energy_micro_submissions_and_decisions_decode_to_typed_values():
@@ -172,3 +173,12 @@ def test_malformed_messages():
             "JOB_COMPLETED, JOB_KILLED, JOB_SUBMITTED, NOTIFY, REQUESTED_CALL, "
             "RESOURCE_STATE_CHANGED, SIMULATION_BEGINS, SIMULATION_ENDS)")):
         P.decode_events({"now": 1.0, "events": [{"timestamp": 1.0, "type": "JOB_STARTED"}]})
+
+
+def test_job_submitted_keeps_the_workload_extra_fields():
+    """Batsim forwards every field of a job's JSON object; HDeepRM's req_time / mem_bw / swf_id survive a round trip."""
+    text = ('{"now":0.000000,"events":[{"timestamp":0.000000,"type":"JOB_SUBMITTED","data":{"job_id":"w0!1",'
+            '"job":{"id":"w0!1","subtime":0,"res":1,"profile":"p","req_time":61,"mem_bw":8,"swf_id":1}}}]}')
+    now, (event,) = P.decode_events(text)
+    assert event.extra == {"req_time": 61, "mem_bw": 8, "swf_id": 1}
+    assert P.encode_message(now, [event]) == json.loads(text)

@@ -107,6 +107,8 @@ class JobSubmitted:
         subtime: Submission time in seconds.
         walltime: Requested time in seconds; ``-1.0`` = none (the field is then omitted).
         timestamp: Event time in seconds; ``None`` = the message's ``now``.
+        extra: The job's other fields, forwarded as the workload wrote them (Batsim copies every field of a
+            job's JSON object into JOB_SUBMITTED, e.g. HDeepRM's ``req_time``, ``mem_bw``, ``swf_id``).
     """
 
     job_id: str
@@ -115,6 +117,7 @@ class JobSubmitted:
     subtime: float
     walltime: float = -1.0
     timestamp: float | None = _ts()
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -338,6 +341,7 @@ def _event_data(event: BatsimEvent | Command) -> tuple[str, dict[str, Any]]:
                                "profile": event.profile}
         if event.walltime >= 0:
             job["walltime"] = event.walltime
+        job.update(event.extra)
         return "JOB_SUBMITTED", {"job_id": event.job_id, "job": job}
     if isinstance(event, JobCompleted):
         return "JOB_COMPLETED", {"job_id": event.job_id, "job_state": event.job_state,
@@ -425,6 +429,10 @@ def dumps_message(now: float, events: Iterable[BatsimEvent | Command]) -> str:
 
 
 # --------------------------------------------------------------------------- decoding
+#: Fields of a JOB_SUBMITTED job object that :class:`JobSubmitted` holds as attributes (the rest go to ``extra``).
+_JOB_FIELDS = frozenset({"id", "subtime", "res", "profile", "walltime"})
+
+
 def _decode_batsim(etype: str, data: Mapping[str, Any], ts: float) -> BatsimEvent:
     if etype == "JOB_SUBMITTED":
         job = _get(data, "job", etype)
@@ -432,7 +440,7 @@ def _decode_batsim(etype: str, data: Mapping[str, Any], ts: float) -> BatsimEven
                             int(_get(job, "res", etype)), _float(_get(job, "subtime", etype),
                                                                  "JOB_SUBMITTED subtime"),
                             _float(job.get("walltime", -1.0), "JOB_SUBMITTED walltime"),
-                            timestamp=ts)
+                            timestamp=ts, extra={k: v for k, v in job.items() if k not in _JOB_FIELDS})
     if etype == "JOB_COMPLETED":
         return JobCompleted(_get(data, "job_id", etype), _get(data, "job_state", etype),
                             int(_get(data, "return_code", etype)),
