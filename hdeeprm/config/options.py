@@ -67,7 +67,7 @@ from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
 from hdeeprm.registry import suggest
-from hdeeprm.simulation.gpu_engine import SPEED_PRECISIONS
+from hdeeprm.simulation.gpu_model import SPEED_PRECISIONS
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
                                       PROFILE_TYPE_CHOICES)

@@ -61,6 +61,11 @@ class Placement:
     gpus: np.ndarray
     pod: PodRequest
 
+    @property
+    def gpu_milli(self) -> int:
+        """Thousandths of each of :attr:`gpus` the job holds (the request's share)."""
+        return self.pod.gpu_milli
+
 
 def _split(total: int, parts: list[int], whole: int) -> list[int]:
     """``total`` split in proportion to ``parts`` (which sum to ``whole``), the remainder on the first part."""

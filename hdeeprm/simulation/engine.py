@@ -31,6 +31,7 @@ import heapq
 import math
 import time as _wallclock
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,6 +43,9 @@ from hdeeprm.simulation.pstates import HostPstates
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
+
+if TYPE_CHECKING:
+    from hdeeprm.simulation.gpu_model import GpuModel, GpuShare
 
 __all__ = ["Engine", "Batch", "SimulationResult", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION",
            "PRIORITY_CALL", "TIME_EPSILON"]
@@ -96,6 +100,10 @@ class Engine:
         ack_pstates: Acknowledge every :meth:`set_pstate` in a batch at the same instant
             (:attr:`Batch.pstate_changes`, Batsim's RESOURCE_STATE_CHANGED), as Batsim does;
             off by default because an in-process decision system does not need it.
+        gpu: The GPU resource model (:class:`~hdeeprm.simulation.gpu_model.GpuModel`) of a platform whose
+            nodes carry GPUs, or None. With one, ``hosts`` may be empty (a GPU cluster whose CPUs are not
+            simulated), a job may request 0 hosts, and :meth:`execute_job` takes the GPUs a job gets; the model
+            times such a job and integrates the GPUs' power at every instant.
         recorder: Builds the recorder from ``(nb_hosts, energy account or None)`` when
             ``record`` is on: :class:`~hdeeprm.simulation.recording.Recorder` keeps the rows;
             a streaming one (``streams`` True, e.g. :class:`hdeeprm.outputs.stream.CsvStream`)
@@ -119,12 +127,17 @@ class Engine:
 
     def __init__(self, hosts: Sequence[HostSpec], workload: Workload, *, energy: bool = True,
                  record: bool = True, ack_pstates: bool = False,
-                 recorder: Callable[[int, EnergyAccount | None], Recorder] = Recorder) -> None:
+                 recorder: Callable[[int, EnergyAccount | None], Recorder] = Recorder,
+                 gpu: GpuModel | None = None) -> None:
         self._hosts = tuple(hosts)
-        self._table, self._n_pstates = checks.host_tables(self._hosts)
+        self._gpu = gpu
+        if self._hosts or gpu is None:
+            self._table, self._n_pstates = checks.host_tables(self._hosts)
+        else:   # GPUs only: no CPU host to simulate
+            self._table, self._n_pstates = np.zeros((1, 3, 0)), np.zeros(0, dtype=np.intp)
         n = self._n_hosts = len(self._hosts)
         counts = self._n_pstates  # their common number when all hosts have the same, else 0:
-        self._uniform_pstates = int(counts[0]) if (counts == counts[0]).all() else 0
+        self._uniform_pstates = int(counts[0]) if n and (counts == counts[0]).all() else 0
         self._workload = workload
         self._ack = bool(ack_pstates)
 
@@ -148,6 +161,7 @@ class Engine:
         self.finish_time = np.full(nj, np.nan)
         self.allocation: list[tuple[int, ...] | None] = [None] * nj
         self._alloc_idx: list[np.ndarray | None] = [None] * nj  # while running
+        self._on_gpus = [False] * nj   # whether the GPU model holds GPUs for the job
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
@@ -183,6 +197,15 @@ class Engine:
             if top[1] != PRIORITY_COMPLETION or top[4] == version[top[3]]:
                 return
             heapq.heappop(heap)
+
+    def next_event_time(self) -> float:
+        """Time of the next submission, job end or call in seconds (inf when none is left)."""
+        self._drop_stale()
+        t = self._heap[0][0] if self._heap else _INF
+        ptr = self._sub_ptr
+        if ptr < len(self._sub_order) and self._sub_times[ptr] < t:
+            t = self._sub_times[ptr]
+        return t
 
     def has_pending_events(self) -> bool:
         """Whether :meth:`next_batch` would return a batch (False: SIMULATION_ENDS is next).
@@ -223,6 +246,8 @@ class Engine:
             self._wall_return = _wallclock.perf_counter()
             return None
         self.now = t
+        if self._gpu is not None:
+            self._gpu.advance(t)
 
         jobs = self._jobs
         submitted: list[Job] = []
@@ -266,29 +291,43 @@ class Engine:
         """Current pstate of each host, intp (nb_hosts,) (a new array)."""
         return np.array(self._hosts_now.pstate, dtype=np.intp)
 
-    def execute_job(self, job: Job, hosts: Sequence[int]) -> None:
-        """Start a submitted job now on the given hosts (Batsim EXECUTE_JOB).
+    def execute_job(self, job: Job, hosts: Sequence[int], gpus: Sequence[GpuShare] | None = None) -> None:
+        """Start a submitted job now on the given hosts and GPUs (Batsim EXECUTE_JOB).
 
-        Its end is scheduled at once (docs/engine.rst, "Walltime", for the walltime kills).
+        Its end is scheduled at once (docs/engine.rst, "Walltime", for the walltime kills). A job given GPUs
+        runs its ``delay`` times the GPU model's run-time factor
+        (:meth:`~hdeeprm.simulation.gpu_model.GpuModel.start`).
 
         Args:
             job: A job in state SUBMITTED.
-            hosts: Exactly ``job.res`` distinct, free host ids in ``[0, nb_hosts)``.
+            hosts: Exactly ``job.res`` distinct, free host ids in ``[0, nb_hosts)`` (none for a job that asks
+                for no core).
+            gpus: The job's placements on the GPU model's nodes, or None (no GPU).
 
         Raises:
             SimulationError: The job is not waiting, or a host is out of range, repeated, busy,
-                or the number of hosts differs from ``job.res``.
+                or the number of hosts differs from ``job.res``; GPUs without a GPU model, or GPUs for a
+                ``parallel_homogeneous`` job.
         """
         i = checks.job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
-        alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
+        if job.res or len(hosts):
+            alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
+        else:
+            alloc, idx = (), np.zeros(0, dtype=np.intp)
         if len(alloc) != job.res:
             raise SimulationError(f"execute job {job.id!r}: it requests {job.res} hosts, got "
                                   f"{len(alloc)} ({list(alloc)})")
         host_job = self._host_job
-        if max(gather(host_job, alloc)) >= 0:   # a job index: the host runs a job
+        if alloc and max(gather(host_job, alloc)) >= 0:   # a job index: the host runs a job
             taken = [h for h in alloc if host_job[h] >= 0]
             raise SimulationError(f"execute job {job.id!r} at t = {self.now:g} s: hosts {taken} "
                                   f"are busy")
+        speed = 1.0
+        if gpus is not None:
+            if self._gpu is None or self._is_ph[i]:
+                raise SimulationError(f"execute job {job.id!r}: GPUs need a GPU model and a delay profile")
+            speed = self._gpu.start(i, gpus, job.profile.delay)
+            self._on_gpus[i] = True
         now = self.now
         self.busy[idx] = True
         for h in alloc:
@@ -313,6 +352,8 @@ class Engine:
             if account is not None:
                 account.delay_started(i, alloc, now)
             delay, walltime = job.profile.delay, job.walltime
+            if gpus is not None:
+                delay *= speed
             killed = 0 <= walltime <= delay  # Batsim: a delay job succeeds only if delay < walltime
             self._by_walltime[i] = killed
             end = now + (walltime if killed else delay)
@@ -352,6 +393,9 @@ class Engine:
             host_busy[h] += ran
             host_last_end[h] = now   # time never goes back: the last end on this host so far
         self._n_busy -= len(idx)
+        if self._on_gpus[i]:
+            self._on_gpus[i] = False
+            self._gpu.end(i)
         computed = self._is_ph[i]
         if computed:
             self._advance(i)
