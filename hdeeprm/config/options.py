@@ -21,7 +21,8 @@ An options file is JSON::
       "workload": {"actual_work": "runtime", "first_job": 0, "profile_type": "parallel_homogeneous",
                    "default_mem": 0.0, "enforce_walltime": false,
                    "mem_bw_choices": [4, 8, 12, 16, 20, 24]},  # HDeepRM addition: SWF conversion
-      "gpu": {"placement": "best_fit", "ordering": "fcfs", "blocking": false,   # HDeepRM addition: a timed
+      "gpu": {"placement": "best_fit", "ordering": "fcfs",                      # HDeepRM addition: a timed
+              "start_strategy": "greedy",  # | "head_of_line" | "easy_backfilling"
               "reference_type": "V100 SXM2 16GB", "precision": "fp32",        # GPU run (platform: a GPU
               "stand_in": "", "share_slowdown": 1.0, "spread_slowdown": 1.0,  # platform JSON or an openb
               "throughput": {"T4": 0.4},                                      # node list; workload: Philly
@@ -59,7 +60,7 @@ import jsonschema
 
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
-from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
+from hdeeprm.decision.gpu_manager import GPU_ORDERINGS, GPU_START_STRATEGIES
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
@@ -129,7 +130,7 @@ SCHEMA: dict[str, Any] = {
         "gpu": {"type": "object", "additionalProperties": False, "properties": {
             "placement": {"enum": list(GPU_PLACEMENTS.names())},
             "ordering": {"enum": list(GPU_ORDERINGS.names())},
-            "blocking": {"type": "boolean"},
+            "start_strategy": {"enum": list(GPU_START_STRATEGIES)},
             "reference_type": {"type": "string", "minLength": 1},
             "precision": {"enum": list(SPEED_PRECISIONS)},
             "stand_in": {"type": "string"},
@@ -308,6 +309,10 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
     Raises:
         OptionsError: invalid structure, values, or policy names (naming the key path and file).
     """
+    gpu = data.get("gpu") if isinstance(data, dict) else None
+    if isinstance(gpu, dict) and "blocking" in gpu:
+        raise OptionsError("gpu.blocking was replaced by gpu.start_strategy (a start strategy, as for "
+                           "CPU runs): write \"head_of_line\" for true, \"greedy\" for false", path=source)
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:

@@ -60,7 +60,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from hdeeprm.decision.free_spaces import FreeSpaces, Space
-from hdeeprm.decision.strategies import StartStrategy
+from hdeeprm.decision.start_strategy import StartStrategy
 from hdeeprm.workload.model import Job
 
 #: The core selection whose action sets make EASY follow PyBatsim's free-space geometry.

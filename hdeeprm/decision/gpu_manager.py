@@ -2,13 +2,27 @@
 
 Jobs enter the queue at submission; at every decision the queued jobs are taken in the
 order of a :data:`GPU_ORDERINGS` key (ascending, stable, ties by submission order) and each
-is placed with a :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` policy:
+is placed with a :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` policy. Which of them
+start is the run's start strategy, a name of the registry the CPU decisions use
+(:data:`~hdeeprm.decision.strategies.START_STRATEGIES`):
 
-- **non-blocking** (default): every queued job is tried; one that does not fit waits for the
+- ``greedy`` (default of GPU runs): every queued job is tried; one that does not fit waits for the
   next decision. This is how the Kubernetes scheduler treats pending pods (the scheduler the
   ATC'23 simulator of Weng et al. extends: ``hkust-adsl/kubernetes-scheduler-simulator``);
-- **blocking**: the decision stops at the first job that does not fit (head-of-line blocking,
-  the semantics of HDeepRM's CPU decisions).
+- ``head_of_line``: the decision stops at the first job that does not fit (the semantics of
+  HDeepRM's CPU decisions);
+- ``easy_backfilling`` (Lifka, JSSPP 1995, as for CPU jobs): head of line, then the blocked head
+  gets a reservation at the *shadow time*, the earliest estimated end of a running job after
+  which it would fit (running jobs released in order of estimated end, ties by start order), and
+  a later job starts now only if it fits now and does not delay that reservation: it ends (by its
+  estimate) by the shadow time, or the head still fits at the shadow time with this job's
+  resources taken. GPU traces carry no user estimate (openb, Philly): a job's estimated run time
+  is its trace duration times the run-time factor of the GPUs it gets (the same knowledge the
+  ``shortest_gpu_time`` ordering uses). Whether the head fits is checked with every part of a
+  spread job placed at once, each on the fitting node with the fewest free GPUs.
+
+``conservative_backfilling`` is refused for GPU runs (a reservation for every queued job over
+multi-resource nodes is not implemented yet).
 
 A job fits on one node (openb semantics, :class:`~hdeeprm.decision.gpu_placement.PodRequest`),
 unless it asks for more whole GPUs than any node of an allowed model holds: it is then
@@ -28,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
+from hdeeprm.decision.strategies import START_STRATEGIES
+from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.registry import Registry
@@ -45,6 +61,12 @@ GPU_ORDERINGS.register("shortest_gpu_time", lambda jobs: jobs.gpu_request * jobs
 DEFAULT_GPU_ORDERING = "fcfs"
 #: Placement policy of a run that names none.
 DEFAULT_GPU_PLACEMENT = "best_fit"
+#: Start strategy of a GPU run that names none (Kubernetes' pending-pod queue; see the module docstring).
+DEFAULT_GPU_START_STRATEGY = "greedy"
+#: Start strategies a GPU run can use.
+GPU_START_STRATEGIES = ("greedy", "head_of_line", "easy_backfilling")
+#: A run-time estimate: (job, its placements) -> seconds the job is expected to run there.
+Estimate = Callable[[int, list["Placement"]], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +97,7 @@ def _split(total: int, parts: list[int], whole: int) -> list[int]:
 
 
 def _fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
-    """Whether the parts of a spread job fit the empty cluster ``empty`` at once (left as it was).
+    """Whether the parts of a job fit the cluster state ``empty`` at once (left as it was).
 
     Each part goes on the fitting node with the fewest free GPUs, largest part first.
     """
@@ -101,25 +123,38 @@ class GpuManager:
         jobs: The workload.
         placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
         ordering: A name of :data:`GPU_ORDERINGS`.
-        blocking: Head-of-line blocking (see the module docstring).
+        strategy: A start strategy, one of :data:`GPU_START_STRATEGIES` (see the module docstring).
         rng: Random generator of the run (node tie ranks, the ``random`` policy).
         typical: Typical pods of the fragmentation measure (kept up to date in :attr:`state`).
+        estimate: Run-time estimate of a job on its placements, seconds (needed by ``easy_backfilling``;
+            default: the trace duration).
 
     Attributes:
         state: Free resources of the cluster.
         chunks: Per job, the requests it is placed as (one, or several for a spread job).
         reasons: Per job, why it can never fit, or None.
         queue: Submitted jobs waiting to start, by index.
+        running: Started jobs not yet released: job -> (estimated end s, start sequence, placements).
 
     Raises:
-        OptionsError: An unknown placement or ordering name (with the closest valid one).
+        OptionsError: An unknown placement, ordering or start strategy name (with the closest valid one), or
+            a strategy GPU runs do not have.
     """
 
-    def __init__(self, cluster: GpuCluster, jobs: GpuJobs, placement: str, ordering: str, blocking: bool,
-                 rng: np.random.Generator, typical: TypicalPods | None = None) -> None:
-        self.policy = GPU_PLACEMENTS[GPU_PLACEMENTS.check(placement)]
+    def __init__(self, cluster: GpuCluster, jobs: GpuJobs, placement: str, ordering: str, strategy: str,
+                 rng: np.random.Generator, typical: TypicalPods | None = None,
+                 estimate: Estimate | None = None) -> None:
+        self.placement = GPU_PLACEMENTS.check(placement)
+        self.policy = GPU_PLACEMENTS[self.placement]
         self.key = GPU_ORDERINGS[GPU_ORDERINGS.check(ordering)](jobs)
-        self.blocking = blocking
+        self.strategy = START_STRATEGIES.check(strategy)
+        if self.strategy not in GPU_START_STRATEGIES:
+            raise OptionsError(f"start strategy {strategy!r} is not available for GPU jobs; use one of "
+                               f"{', '.join(GPU_START_STRATEGIES)}")
+        duration = jobs.duration
+        self.estimate: Estimate = estimate or (lambda job, placed: float(duration[job]))
+        self.running: dict[int, tuple[float, int, list[Placement]]] = {}
+        self._started = 0
         self.rng = rng
         self.cluster = cluster
         self.state = PlacementState(cluster, typical)
@@ -135,6 +170,9 @@ class GpuManager:
             chunks, reason = self._plan(jobs, i, allowed, empty)
             self.chunks.append(chunks)
             self.reasons.append(reason)
+        #: Per job, what its requests ask for (equal shapes fit or fail together in one decision).
+        self.shapes = [tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.allowed.tobytes()) for p in chunks)
+                       for chunks in self.chunks]
 
     def _plan(self, jobs: GpuJobs, i: int, allowed: np.ndarray, empty: PlacementState):
         """The chunks of job ``i`` and the reason it can never fit (None when it can)."""
@@ -186,18 +224,24 @@ class GpuManager:
             done.append(Placement(node, gpus, pod))
         return done
 
-    def schedule(self) -> list[tuple[int, list[Placement]]]:
-        """Start what fits now: the queued jobs in ordering order, placed (see the module docstring).
+    def schedule(self, now: float = 0.0) -> list[tuple[int, list[Placement]]]:
+        """Start what the start strategy starts now: the queued jobs in ordering order, placed.
+
+        Args:
+            now: The decision's time in seconds (the reservations of ``easy_backfilling`` are estimated
+                from it).
 
         Returns:
-            ``(job, placements)`` of every job started, in start order; they leave the queue.
+            ``(job, placements)`` of every job started, in start order; they leave the queue. The caller
+            starts them and tells :meth:`started`.
         """
         started: list[tuple[int, list[Placement]]] = []
         failed: set[tuple] = set()
         waiting: list[int] = []
-        for job in sorted(self.queue, key=lambda j: (self.key[j], j)):
-            shape = tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.allowed.tobytes()) for p in self.chunks[job])
-            if (self.blocking and waiting) or shape in failed:
+        blocking = self.strategy != "greedy"
+        for job in self.ordered_queue():
+            shape = self.shapes[job]
+            if (blocking and waiting) or shape in failed:
                 waiting.append(job)
                 continue
             placed = self._try(job)
@@ -206,8 +250,83 @@ class GpuManager:
                 waiting.append(job)
             else:
                 started.append((job, placed))
+        if self.strategy == "easy_backfilling" and len(waiting) >= 2:
+            started += self._backfill(waiting, started, now)
+            taken = {job for job, _ in started}
+            waiting = [job for job in waiting if job not in taken]
         self.queue = sorted(waiting)
         return started
+
+    def started(self, job: int, placed: list[Placement], now: float) -> None:
+        """Note that ``job`` started now on ``placed`` (its estimated end feeds the reservations)."""
+        self.running[job] = (now + self.estimate(job, placed), self._started, placed)
+        self._started += 1
+
+    def _backfill(self, waiting: list[int], starting: list[tuple[int, list[Placement]]],
+                  now: float) -> list[tuple[int, list[Placement]]]:
+        """EASY's backfilling behind blocked head ``waiting[0]`` (see the module docstring).
+
+        Args:
+            waiting: Queued jobs that did not start, in the decision's order; the first is the head.
+            starting: Jobs this decision starts already (head of line), with their placements.
+            now: The decision's time in seconds.
+
+        Returns:
+            ``(job, placements)`` of the jobs that backfill, in start order.
+        """
+        head = self.chunks[waiting[0]]
+        ends = sorted([(end, seq) + (placed,) for end, seq, placed in self.running.values()] +
+                      [(now + self.estimate(job, placed), self._started + k, placed)
+                       for k, (job, placed) in enumerate(starting)], key=lambda e: (max(e[0], now), e[1]))
+        shadow, then = self._shadow(head, ends, now)
+        if then is None:
+            return []
+        backfilled = []
+        failed: set[tuple] = set()
+        # Shapes refused for delaying the head, with where the policy put them: until a job backfills, the state
+        # is the same, so a deterministic policy puts the same shape there again (the random one draws anew).
+        refused: dict[tuple, list[Placement]] = {}
+        deterministic = self.placement != "random"
+        for job in waiting[1:]:
+            shape = self.shapes[job]
+            if shape in failed or (shape in refused and now + self.estimate(job, refused[shape]) > shadow):
+                continue
+            placed = self._try(job)
+            if placed is None:
+                failed.add(shape)   # resources only shrink within a decision: the same shape fails again
+                continue
+            if now + self.estimate(job, placed) > shadow:   # it still runs at the shadow time: does the head fit?
+                for p in placed:
+                    then.place(p.node, p.gpus, p.pod)
+                if not _fit_together(then, head):
+                    for p in reversed(placed):
+                        then.release(p.node, p.gpus, p.pod)
+                        self.state.release(p.node, p.gpus, p.pod)
+                    if deterministic:
+                        refused[shape] = placed
+                    continue
+            backfilled.append((job, placed))
+            refused.clear()
+        return backfilled
+
+    def _shadow(self, head: list[PodRequest], ends: list[tuple[float, int, list[Placement]]],
+                now: float) -> tuple[float, PlacementState | None]:
+        """The head's reservation: the shadow time and the free resources then (None: it never fits).
+
+        Running jobs are released in order of estimated end (overdue ones right after now); the shadow time is
+        the first end after which the head fits, and every job estimated to end by then is released.
+        """
+        then = self.state.free_copy()
+        shadow = np.inf
+        for end, _, placed in ends:
+            end = max(end, now)
+            if end > shadow:
+                break
+            for p in placed:
+                then.release(p.node, p.gpus, p.pod)
+            if shadow == np.inf and _fit_together(then, head):
+                shadow = end
+        return (shadow, then) if shadow < np.inf else (shadow, None)
 
     def place(self, job: int) -> list[Placement] | None:
         """Place queued ``job`` (every part) with the run's policy and take it off the queue.
@@ -268,7 +387,8 @@ class GpuManager:
         self.queue.remove(job)
         return done
 
-    def release(self, placements: list[Placement]) -> None:
-        """Free what a finished job held."""
+    def release(self, job: int) -> None:
+        """Free what finished ``job`` held."""
+        _, _, placements = self.running.pop(job)
         for p in placements:
             self.state.release(p.node, p.gpus, p.pod)

@@ -122,6 +122,15 @@ class PlacementState:
             self.count, self.below = gpu_fit_counts(self.gpu_left, typical)
             self.frag = frag_numerator(self.cpu_left, self.total_left, self.count, self.below, self.model, typical)
 
+    def free_copy(self) -> PlacementState:
+        """A copy of the free resources (and :attr:`active`), without fragmentation tracking: a what-if state."""
+        copy = PlacementState.__new__(PlacementState)
+        copy.__dict__.update(self.__dict__)
+        for name in ("cpu_left", "memory_left", "gpu_left", "total_left", "shapes", "shape_pods"):
+            setattr(copy, name, getattr(self, name).copy())
+        copy.typical = copy.count = copy.below = copy.frag = None
+        return copy
+
     def fitting_nodes(self, pod: PodRequest) -> np.ndarray:
         """Indices of the nodes the pod fits, ascending, int64 (K,)."""
         ok = (self.cpu_left >= pod.cpu) & (self.memory_left >= pod.memory)

@@ -9,6 +9,9 @@ name                           what a decision starts
 =============================  ================================================================
 ``head_of_line`` (default)     jobs in order until the first that does not fit, which blocks
                                the rest (the original HDeepRM's, Herrera et al. 2019)
+``greedy``                     every job of the order that fits now, none waiting for another
+                               (no reservation: how the Kubernetes scheduler treats pending pods,
+                               the default of GPU runs)
 ``easy_backfilling``           head of line, then EASY backfilling (Lifka, "The ANL/IBM SP
                                scheduling system", JSSPP 1995): one reservation for the
                                blocked head, computed from requested times; a later job starts
@@ -19,81 +22,27 @@ name                           what a decision starts
                                IEEE TPDS 12(6), 2001); a job starts now if its reservation is now
 =============================  ================================================================
 
-The backfilling strategies live in :mod:`hdeeprm.decision.backfilling`.
+The base class and the strategies without reservation live in
+:mod:`hdeeprm.decision.start_strategy`, the backfilling ones in
+:mod:`hdeeprm.decision.backfilling`; this module is their registry. GPU runs take
+the same names (:class:`~hdeeprm.decision.gpu_manager.GpuManager`).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
+from hdeeprm.decision.backfilling import ConservativeBackfilling, EasyBackfilling
+from hdeeprm.decision.start_strategy import Greedy, HeadOfLine, StartStrategy
 from hdeeprm.registry import Registry
-from hdeeprm.workload.model import Job
 
-
-class StartStrategy:
-    """Base class of start strategies.
-
-    Subclasses implement :meth:`start`; they never touch the simulator
-    themselves: ``place(job)`` does (cores, bookkeeping, EXECUTE_JOB).
-    Strategies that keep state across decisions override :meth:`bind` and
-    :meth:`on_batch`.
-    """
-
-    name = ""
-    #: Whether a decision starts nothing when the first job of its order does not fit (the
-    #: action mask then only looks at that job); False for strategies that look further.
-    head_only = False
-
-    def bind(self, manager) -> None:
-        """Called once by the :class:`~hdeeprm.decision.manager.WorkloadManager` that uses the strategy."""
-
-    def on_batch(self, now: float, submitted: Sequence[Job], ended: Sequence[tuple[Job, object]]) -> None:
-        """Told every batch of events, before any decision on it.
-
-        Args:
-            now: Time of the batch in seconds.
-            submitted: Jobs queued by the batch (rejected ones excluded), in Batsim order.
-            ended: ``(job, cores)`` of the jobs that ended, in start order; ``cores`` is an int64
-                array of core ids.
-        """
-
-    def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
-        """Start jobs of ``ordered``.
-
-        Args:
-            ordered: Queued jobs in the decision's job-selection order.
-            place: ``place(job, cores=None)`` starts one job now when it fits, on ``cores``
-                (int64 array) or, when None, on the cores the decision's core selection
-                picks; returns whether it started.
-
-        Returns:
-            The started jobs, in the order they were started.
-        """
-        raise NotImplementedError
-
-
-class HeadOfLine(StartStrategy):
-    """Start jobs in order until the first that does not fit (head-of-line blocking)."""
-
-    name = "head_of_line"
-    head_only = True
-
-    def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
-        """Start the longest prefix of ``ordered`` that fits (see :meth:`StartStrategy.start`)."""
-        started = []
-        for job in ordered:
-            if not place(job):
-                break
-            started.append(job)
-        return started
+__all__ = ["START_STRATEGIES", "DEFAULT_START_STRATEGY", "make_start_strategy", "StartStrategy", "HeadOfLine",
+           "Greedy", "EasyBackfilling", "ConservativeBackfilling"]
 
 
 #: The start strategies by name; ``head_of_line`` is the default.
 START_STRATEGIES: Registry[type[StartStrategy]] = Registry("start strategy")
 START_STRATEGIES.register(HeadOfLine.name, HeadOfLine)
-from hdeeprm.decision.backfilling import ConservativeBackfilling, EasyBackfilling  # noqa: E402  (they subclass StartStrategy)
-
 START_STRATEGIES.register(EasyBackfilling.name, EasyBackfilling)
 START_STRATEGIES.register(ConservativeBackfilling.name, ConservativeBackfilling)
+START_STRATEGIES.register(Greedy.name, Greedy)
 #: The strategy used when none is named (the original HDeepRM's).
 DEFAULT_START_STRATEGY = HeadOfLine.name
 

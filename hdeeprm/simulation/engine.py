@@ -18,12 +18,11 @@ Energy is kept by an :class:`~hdeeprm.simulation.energy.EnergyAccount` and the t
 of the outputs by a :class:`~hdeeprm.simulation.recording.Recorder`; the engine calls both
 directly (each is None when switched off) and prints and logs nothing.
 
-Determinism: pending events live in a heap of ``(time, priority, key, job_index, version)``
-tuples where ``key`` is a start sequence number (completions) or a push counter (calls), so
-equal-time events pop in a fixed order and reruns are identical. Submissions are a pre-sorted
-stream merged with the heap (they always come first, see :data:`PRIORITY_SUBMISSION`). Re-timed
-jobs are invalidated lazily: each job has a version number and heap entries carrying an older
-version are skipped.
+The clock, the submission stream, the heap and the same-instant order are the event kernel's
+(:class:`~hdeeprm.simulation.kernel.EventKernel`, which the engine subclasses); the engine adds the
+CPU model (hosts, pstates, lockstep ``parallel_homogeneous`` progress, Batsim's energy) and takes a
+GPU model plugged in (``gpu=``, :class:`~hdeeprm.simulation.gpu_model.GpuModel`): a job may then run
+on cores, on GPUs, or on both.
 """
 from __future__ import annotations
 
@@ -39,6 +38,7 @@ from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
 from hdeeprm.simulation.energy import IDLE, EnergyAccount, gather
+from hdeeprm.simulation.kernel import PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION, EventKernel
 from hdeeprm.simulation.pstates import HostPstates
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
@@ -50,16 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "Batch", "SimulationResult", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION",
            "PRIORITY_CALL", "TIME_EPSILON"]
 
-#: Same-instant order of JOB_SUBMITTED events: first in a batch, ordered by the string
-#: ``workload!id`` (docs/engine.rst, "Same-instant event order"). Submissions are a sorted
-#: stream, not heap entries.
-PRIORITY_SUBMISSION = 0
-#: Same-instant order of job ends (JOB_COMPLETED, including walltime kills): after the
-#: submissions, among themselves in the order the jobs were started (docs/engine.rst,
-#: "Same-instant event order").
-PRIORITY_COMPLETION = 1
-#: Same-instant order of REQUESTED_CALL (CALL_ME_LATER, Batsim protocol): after job ends.
-PRIORITY_CALL = 2
 #: Timing precision in seconds, SimGrid's default ``precision/timing`` (1e-9 s): a
 #: ``parallel_homogeneous`` job whose computed end exceeds its walltime deadline by less than
 #: this ends exactly at the walltime and succeeds (docs/engine.rst, "Walltime").
@@ -75,7 +65,7 @@ _REJECTED = JobState.REJECTED
 _INF = math.inf
 
 
-class Engine:
+class Engine(EventKernel):
     """Batsim-compatible discrete-event simulation of one workload on a set of hosts.
 
     Typical loop (what a decision system does)::
@@ -140,8 +130,8 @@ class Engine:
         self._uniform_pstates = int(counts[0]) if n and (counts == counts[0]).all() else 0
         self._workload = workload
         self._ack = bool(ack_pstates)
+        EventKernel.__init__(self, workload)
 
-        self.now = 0.0
         self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
@@ -165,7 +155,6 @@ class Engine:
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
-        self._version = [0] * nj
         self._start_seq = [0] * nj
         self._by_walltime = [False] * nj
         self._reasons: dict[int, str] = {}
@@ -173,13 +162,6 @@ class Engine:
         self._grouped_switches = 0
         self._machine_switches = 0
 
-        prefix = f"{workload.name}!"
-        order = sorted(range(nj), key=lambda i: (jobs[i].subtime, prefix + jobs[i].id))
-        self._sub_order = order
-        self._sub_times = [jobs[i].subtime for i in order]
-        self._sub_ptr = 0
-        self._heap: list[tuple[float, int, int, int, int]] = []
-        self._seq = 0
         self._n_started = 0
         self._pending_kills: list[int] = []
         self._pending_acks: list[tuple[tuple[int, ...], int]] = []
@@ -189,24 +171,6 @@ class Engine:
         self._wall_end: float | None = None
 
     # ------------------------------------------------------------------ time advance
-    def _drop_stale(self) -> None:
-        """Pop invalidated completion entries from the top of the heap."""
-        heap, version = self._heap, self._version
-        while heap:
-            top = heap[0]
-            if top[1] != PRIORITY_COMPLETION or top[4] == version[top[3]]:
-                return
-            heapq.heappop(heap)
-
-    def next_event_time(self) -> float:
-        """Time of the next submission, job end or call in seconds (inf when none is left)."""
-        self._drop_stale()
-        t = self._heap[0][0] if self._heap else _INF
-        ptr = self._sub_ptr
-        if ptr < len(self._sub_order) and self._sub_times[ptr] < t:
-            t = self._sub_times[ptr]
-        return t
-
     def has_pending_events(self) -> bool:
         """Whether :meth:`next_batch` would return a batch (False: SIMULATION_ENDS is next).
 
@@ -522,22 +486,6 @@ class Engine:
                 account.rewatt(j, now, idle, idle)
         if account is not None:
             account.end_switch(now)
-
-    def call_me_later(self, when: float) -> None:
-        """Ask for a REQUESTED_CALL at time ``when`` (Batsim CALL_ME_LATER).
-
-        Args:
-            when: Simulated time in seconds, >= :attr:`now` (equal: a batch at the same instant).
-
-        Raises:
-            SimulationError: ``when`` is in the past or not finite.
-        """
-        when = float(when)
-        if not (when >= self.now and when != _INF):
-            raise SimulationError(f"call_me_later: time must be finite and >= now "
-                                  f"({self.now:g} s), got {when}")
-        self._seq += 1
-        heapq.heappush(self._heap, (when, PRIORITY_CALL, self._seq, -1, 0))
 
     # ------------------------------------------------------------------ observation
     def progress(self, job: Job) -> float:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hdeeprm.decision.gpu_manager import DEFAULT_GPU_ORDERING, DEFAULT_GPU_PLACEMENT, GpuManager, Placement
+from hdeeprm.decision.gpu_manager import (
+    DEFAULT_GPU_ORDERING, DEFAULT_GPU_PLACEMENT, DEFAULT_GPU_START_STRATEGY, GpuManager, Placement)
 from hdeeprm.outputs.gpu_metrics import typical_pods
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine
@@ -37,7 +38,8 @@ class GpuRunConfig:
     Attributes:
         placement: Node-selection policy, a name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
         ordering: Queue order, a name of :data:`~hdeeprm.decision.gpu_manager.GPU_ORDERINGS`.
-        blocking: Head-of-line blocking (False: every queued job is tried at each decision).
+        start_strategy: Which of the ordered queued jobs start, one of
+            :data:`~hdeeprm.decision.gpu_manager.GPU_START_STRATEGIES` (``greedy``: every one that fits).
         reference_type: GPU type (library name or alias) the durations are measured on.
         precision: Rate column of the speed model, one of :data:`SPEED_PRECISIONS`.
         stand_in: Type whose rates and power replace missing ones ("" = the reference type).
@@ -50,7 +52,7 @@ class GpuRunConfig:
 
     placement: str = DEFAULT_GPU_PLACEMENT
     ordering: str = DEFAULT_GPU_ORDERING
-    blocking: bool = False
+    start_strategy: str = DEFAULT_GPU_START_STRATEGY
     reference_type: str = DEFAULT_REFERENCE_TYPE
     precision: str = DEFAULT_SPEED_PRECISION
     stand_in: str = ""
@@ -165,7 +167,9 @@ class GpuReplay:
         n = len(jobs)
         rng = np.random.default_rng(config.seed)
         self.typical = typical_pods(jobs.as_pods(), cluster.models) if n else None
-        self.manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.blocking, rng, self.typical)
+        duration, factor = jobs.duration, self.model.factor
+        self.manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.start_strategy, rng,
+                                  self.typical, lambda job, placed: float(duration[job]) * factor(job, placed))
         self.kernel_jobs = kernel_workload(jobs)
         self.engine = Engine((), self.kernel_jobs, energy=False, record=False, gpu=self.model)
         self.rejected = np.zeros(n, dtype=bool)
@@ -239,7 +243,7 @@ class GpuReplay:
         self.next_job += len(batch.submitted)
         for job in batch.completed:
             i = job.index
-            manager.release(self.placements[i])
+            manager.release(i)
             self.order.append(i)
         self.running -= len(batch.completed)
         return True
@@ -247,7 +251,7 @@ class GpuReplay:
     def schedule(self) -> None:
         """Take the manager's decision at this instant (its queue order and placement policy) and start the jobs."""
         tic = time.perf_counter()
-        decided = self.manager.schedule()
+        decided = self.manager.schedule(self.now)
         self.deciding += time.perf_counter() - tic
         self.start(decided)
 
@@ -257,10 +261,11 @@ class GpuReplay:
         Args:
             decided: ``(job, placements)`` in start order.
         """
-        jobs, execute = self.kernel_jobs.jobs, self.engine.execute_job
+        jobs, execute, started, now = self.kernel_jobs.jobs, self.engine.execute_job, self.manager.started, self.now
         for job, placed in decided:
             self.placements[job] = placed
             execute(jobs[job], (), placed)
+            started(job, placed, now)
         self.running += len(decided)
 
     def fragmented(self) -> float:

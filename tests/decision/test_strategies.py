@@ -29,7 +29,7 @@ def started(sim):
 
 
 def test_the_registry():
-    assert START_STRATEGIES.names() == ("head_of_line", "easy_backfilling", "conservative_backfilling")
+    assert START_STRATEGIES.names() == ("head_of_line", "easy_backfilling", "conservative_backfilling", "greedy")
 
 
 def scenario_easy(strategy):
@@ -49,6 +49,21 @@ def test_easy_starts_jobs_that_head_of_line_blocks():
     # EASY: B's reservation is at the shadow time 10 s (A's estimated end). C ends at 1 + 5 = 6 <= 10: it
     # starts. E would run past 10 s, but at 10 s B still finds 8 - 1 = 7 >= 4 free cores: it starts too.
     assert scenario_easy("easy_backfilling") == ([("2", (6,)), ("3", (7,))], ["1"])
+
+
+def test_greedy_starts_whatever_fits_without_a_reservation():
+    # Greedy: B (4 cores) does not fit the 2 free cores and waits; C and E fit and start, as under EASY here.
+    assert scenario_easy("greedy") == ([("2", (6,)), ("3", (7,))], ["1"])
+    # A (6 of 8 cores, 10 s) runs; at t = 1 B (8 cores) blocks and C (1 core, 100 s) waits. EASY keeps C
+    # back (at B's shadow time, 10 s, C would hold 1 of the 8 cores B needs); greedy starts it.
+    for strategy, expected in (("easy_backfilling", []), ("greedy", [("2", (6,))])):
+        sim, m = manager(strategy)
+        m.on_batch(0.0, [job(0, 6, walltime=10.0)], [])
+        m.apply(0)
+        started(sim)
+        m.on_batch(1.0, [job(1, 8, walltime=10.0), job(2, 1, walltime=100.0)], [])
+        m.apply(0)
+        assert started(sim) == expected, strategy
 
 
 def scenario_conservative(strategy):

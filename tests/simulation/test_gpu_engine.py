@@ -36,7 +36,8 @@ def test_fractional_and_whole_gpu_jobs_on_one_two_gpu_node():
 
 
 def test_blocking_queue_keeps_the_head_of_line():
-    result = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="first_fit", blocking=True))
+    config = GpuRunConfig(placement="first_fit", start_strategy="head_of_line")
+    result = simulate_gpu(_two_gpu_node(), _mixed_jobs(), config)
     assert result.start.tolist() == [0.0, 100.0, 150.0]
     assert result.finish.tolist() == [100.0, 150.0, 180.0]
 
@@ -114,8 +115,8 @@ def test_smallest_gpu_demand_ordering_starts_the_small_job_first():
     cluster = gpu_cluster([("n0", 8000, 65536, 2, V100)])
     jobs = gpu_jobs([("hold", 0, 10, 2, 1000, 0, 0, 0, ""), ("big", 1, 10, 2, 1000, 0, 0, 0, ""),
                      ("small", 2, 10, 1, 1000, 0, 0, 0, "")])
-    fcfs = simulate_gpu(cluster, jobs, GpuRunConfig(blocking=True))
-    small = simulate_gpu(cluster, jobs, GpuRunConfig(blocking=True, ordering="smallest_gpu_demand"))
+    fcfs = simulate_gpu(cluster, jobs, GpuRunConfig(start_strategy="head_of_line"))
+    small = simulate_gpu(cluster, jobs, GpuRunConfig(start_strategy="head_of_line", ordering="smallest_gpu_demand"))
     assert fcfs.start.tolist() == [0.0, 10.0, 20.0]
     assert small.start.tolist() == [0.0, 20.0, 10.0]
 
@@ -185,3 +186,31 @@ def test_a_throughput_table_overrides_the_rate_ratio():
     assert result.finish[0] == pytest.approx(400.0)
     with pytest.raises(OptionsError, match="must be a known gpu type"):
         simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T5": 0.25}))
+
+
+def _reservation_jobs():
+    # A (1 GPU, 100 s) runs from 0 s; B (both GPUs, 50 s) arrives at 10 s and blocks; C (1 GPU, 200 s) at 20 s
+    # and D (1 GPU, 60 s) at 30 s could take the free GPU.
+    return gpu_jobs([("A", 0, 100, 1, 1000, 0, 0, 0, ""), ("B", 10, 50, 2, 1000, 0, 0, 0, ""),
+                     ("C", 20, 200, 1, 1000, 0, 0, 0, ""), ("D", 30, 60, 1, 1000, 0, 0, 0, "")])
+
+
+@pytest.mark.parametrize("strategy, starts", [
+    # greedy: C takes GPU 1 at 20 s until 220 s, D takes GPU 0 when A ends (100 s): B is overtaken by both
+    # and waits until C ends (220 s).
+    ("greedy", [0.0, 220.0, 20.0, 100.0]),
+    # head of line: nothing passes B, which starts when A ends (100 s); C and D follow at 150 s.
+    ("head_of_line", [0.0, 100.0, 150.0, 150.0]),
+    # EASY: B's reservation is at A's end (100 s, the shadow time). C would hold GPU 1 past it: it waits.
+    # D ends at 30 + 60 = 90 s <= 100 s: it backfills at 30 s. B starts at 100 s as reserved, C at 150 s.
+    ("easy_backfilling", [0.0, 100.0, 150.0, 30.0]),
+])
+def test_a_large_gpu_job_gets_a_reservation_under_easy(strategy, starts):
+    result = simulate_gpu(_two_gpu_node(), _reservation_jobs(), GpuRunConfig(start_strategy=strategy))
+    assert result.start.tolist() == starts
+
+
+def test_conservative_backfilling_is_refused_for_gpu_runs():
+    with pytest.raises(OptionsError, match="^start strategy 'conservative_backfilling' is not available for GPU "
+                                           "jobs; use one of greedy, head_of_line, easy_backfilling$"):
+        simulate_gpu(_two_gpu_node(), _reservation_jobs(), GpuRunConfig(start_strategy="conservative_backfilling"))
