@@ -148,3 +148,31 @@ def test_every_command_shown_is_accepted_by_its_parser(capsys, monkeypatch):
             rejected.append(f"{page}: {command}: {capsys.readouterr().err.strip().splitlines()[-1]}")
     assert rejected == []
     assert missing == []
+
+
+def _schema_keys(schema: dict) -> set[str]:
+    """The name of every value of the options file's JSON schema (its leaves, at any depth)."""
+    keys = set()
+    for name, sub in schema.get("properties", {}).items():
+        keys |= _schema_keys(sub) if "properties" in sub else {name}
+    return keys
+
+
+def test_the_docs_name_every_option_environment_and_policy():
+    """Each name users can write (options keys, env ids, registered policies) is documented somewhere."""
+    from hdeeprm import ENV_ENTRY_POINTS
+    from hdeeprm.config.options import SCHEMA
+    from hdeeprm.decision.core_selection import CORE_SELECTIONS
+    from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
+    from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
+    from hdeeprm.decision.orderings import JOB_ORDERINGS
+    from hdeeprm.decision.strategies import START_STRATEGIES
+    from hdeeprm.env.observation import OBSERVATIONS
+    from hdeeprm.env.reward import OBJECTIVES
+
+    options = (DOCS / "options.rst").read_text(encoding="utf-8")
+    assert sorted(k for k in _schema_keys(SCHEMA) if not re.search(rf"``([\w.]+\.)?{k}``", options)) == []
+    text = " ".join(page.read_text(encoding="utf-8") for page in PAGES)
+    names = [*ENV_ENTRY_POINTS, *JOB_ORDERINGS.names(), *CORE_SELECTIONS.names(), *START_STRATEGIES.names(),
+             *GPU_PLACEMENTS.names(), *GPU_ORDERINGS.names(), *OBSERVATIONS.names(), *OBJECTIVES.names()]
+    assert [name for name in names if f"``{name}``" not in text] == []
