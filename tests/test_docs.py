@@ -176,3 +176,36 @@ def test_the_docs_name_every_option_environment_and_policy():
     names = [*ENV_ENTRY_POINTS, *JOB_ORDERINGS.names(), *CORE_SELECTIONS.names(), *START_STRATEGIES.names(),
              *GPU_PLACEMENTS.names(), *GPU_ORDERINGS.names(), *OBSERVATIONS.names(), *OBJECTIVES.names()]
     assert [name for name in names if f"``{name}``" not in text] == []
+
+
+def _literals(pattern: str) -> set[tuple[str, str]]:
+    """``(page, text)`` of every inline literal of the pages that matches ``pattern`` whole."""
+    regex = re.compile(rf"``({pattern})``")
+    return {(page.name, m.group(1)) for page in PAGES for m in regex.finditer(page.read_text(encoding="utf-8"))}
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``dotted`` (``hdeeprm.module.Name.attr``) imports: its longest module, then attributes."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_file_and_python_name_the_docs_mention_exists():
+    """Paths such as ``hdeeprm/decision/backfilling.py`` and names such as ``hdeeprm.config.options.Options``."""
+    paths = _literals(r"(?:hdeeprm|tests|benchmarks|examples|platforms|workloads|docs|\.ci)/[\w/.-]*?(?:/|\.\w+)")
+    names = _literals(r"hdeeprm(?:\.\w+)+")
+    assert len(paths) > 50 and len(names) > 10
+    assert sorted(f"{page}: {path}" for page, path in paths if not (ROOT / path).exists()) == []
+    assert sorted(f"{page}: {name}" for page, name in names if not _resolves(name)) == []
