@@ -40,10 +40,14 @@ setup(
         "parquet": ["pyarrow>=14"],
         # MaskablePPO (action masks of hdeeprm/GpuPlacement-v0 and HDeepRM-JobSlot-v0).
         "sb3-contrib": ["stable-baselines3>=2.3", "sb3-contrib>=2.3"],
+        # The documentation (docs/): Sphinx with autodoc and napoleon (both ship with Sphinx).
+        "docs": ["sphinx>=7"],
         "test": ["pytest>=7", "ruff>=0.6", "hypothesis>=6.100", "pyzmq>=25", "sortedcontainers>=2.3,<3",
                  "docopt>=0.6.2,<0.7", "stable-baselines3>=2.3", "docutils>=0.18", "pyarrow>=14",
                  # the sweep's Ray backend is tested on a local Ray instance (plain ray: no dashboard)
-                 "ray>=2.9"],
+                 "ray>=2.9",
+                 # tests/test_docs.py builds docs/ with warnings as errors, as the docs extra does
+                 "sphinx>=7"],
     },
     entry_points={
         "console_scripts": [

@@ -54,8 +54,9 @@ def test_the_summary_has_units():
 
 
 def test_readme_checkpoints_go_under_outdir():
-    """Every README command that saves a model saves it inside its -o OUTDIR."""
-    commands = [line.strip() for line in (ROOT / "README.rst").read_text().splitlines()
+    """Every command of README.rst and docs/ that saves a model saves it inside its -o OUTDIR."""
+    pages = [ROOT / "README.rst", *sorted((ROOT / "docs").glob("*.rst"))]
+    commands = [line.strip() for page in pages for line in page.read_text().splitlines()
                 if line.strip().startswith("hdeeprm-launch") and " -om " in line]
     assert commands
     for command in commands:

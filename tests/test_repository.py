@@ -32,13 +32,22 @@ def test_no_module_is_over_600_lines():
 
 
 def test_the_front_door_and_the_docs_are_valid_restructuredtext():
-    """README.rst and docs/*.rst render without a docutils warning (a malformed table went unseen once)."""
+    """README.rst and docs/*.rst render without a docutils warning (a malformed table went unseen once).
+
+    Plain docutils reads README.rst and the pages that use no Sphinx markup; the others (``:doc:``
+    links, ``toctree``, autodoc) are read by Sphinx in tests/test_docs.py, which fails on the same
+    docutils warnings (``-W``).
+    """
     import io
 
     import pytest
 
     docutils_core = pytest.importorskip("docutils.core")
-    for doc in (ROOT / "README.rst", *sorted((ROOT / "docs").glob("*.rst"))):
+    sphinx_markup = re.compile(r":doc:`|^\.\. (toctree|auto\w+|hdeeprm-[\w-]+)::", re.M)
+    pages = [ROOT / "README.rst", *sorted((ROOT / "docs").glob("*.rst"))]
+    plain = [doc for doc in pages if not sphinx_markup.search(doc.read_text(encoding="utf-8"))]
+    assert ROOT / "README.rst" in plain and {"model.rst", "engine.rst"} <= {doc.name for doc in plain}
+    for doc in plain:
         stream = io.StringIO()
         docutils_core.publish_doctree(doc.read_text(encoding="utf-8"), source_path=str(doc),
                                       settings_overrides={"warning_stream": stream, "report_level": 2,

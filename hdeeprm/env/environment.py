@@ -135,9 +135,9 @@ class HDeepRMEnv(gymnasium.Env):
     ======================================  ==========================  ========
     part (type)                             meaning                     range
     ======================================  ==========================  ========
-    nb_nodes (normal, small)                 free memory / node memory   [0, 1]
-    nb_processors (normal, small)            1 − used / offered GB/s     [0, 1]
-    3 × nb_cores (normal), per core          speed / G, power / P,       [0, 1]
+    nb_nodes (normal, small)                free memory / node memory   [0, 1]
+    nb_processors (normal, small)           1 − used / offered GB/s     [0, 1]
+    3 × nb_cores (normal), per core         speed / G, power / P,       [0, 1]
                                             remaining work fraction
     20 (all)                                min, p25, median, p75, max  [0, 1]
                                             of requested time (s),
