@@ -254,12 +254,17 @@ class Hub:
     def make(self, task: Any = None) -> gymnasium.Env:
         """A new environment for a session, with ``task`` (None: the server's arguments alone).
 
+        ``GpuPlacement-v0`` sessions with a task get the server's node count as ``max_nodes`` (unless the
+        server sets it), so any scenario whose cluster is not larger keeps the server's spaces.
+
         Raises:
             ServeError: 400 for an environment error, or when the task's spaces differ from the server's.
         """
         kwargs = dict(self.env_kwargs)
         if task is not None:
             kwargs[self.task_parameter] = task
+            if self.env_id == GPU_PLACEMENT_ENV_ID:   # pad to the server's node axis: the spaces stay the same
+                kwargs.setdefault("max_nodes", self.observation_space["nodes"].shape[0])
         try:
             env = gymnasium.make(self.env_id, **kwargs)
         except HDeepRMError as exc:

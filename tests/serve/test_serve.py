@@ -269,3 +269,24 @@ def jsonable_tree(value):
     if isinstance(value, (np.generic, int, float)) and not isinstance(value, (bool, np.bool_)):
         return [float(value)]
     return [value]
+
+
+def test_a_placement_task_chosen_at_reset_keeps_the_servers_spaces():
+    with serving(hdeeprm.GPU_PLACEMENT_ENV_ID) as (url, app):
+        nodes = app.state.hub.observation_space["nodes"].shape[0]
+        env = gymnasium.make(hdeeprm.GPU_PLACEMENT_ENV_ID, scenario="test-easy-gen", max_nodes=nodes)
+        client = Client(url, task="test-easy-gen")
+        try:
+            expected, got = env.reset(seed=2), client.reset(seed=2)
+            for _ in range(20):
+                assert all(np.array_equal(expected[0][key], got[0][key]) for key in ("nodes", "job"))
+                assert np.array_equal(expected[-1]["action_mask"], got[-1]["action_mask"])
+                assert np.array_equal(expected[-1]["action_mask"], client.action_masks())
+                action = int(np.flatnonzero(expected[-1]["action_mask"])[0])
+                expected, got = env.step(action), client.step(action)
+                assert expected[1:4] == got[1:4]
+            refused = r"max_nodes \d+ is below the largest scenario's 1213 nodes|cannot read openb node list"
+            with pytest.raises(RemoteEnvError, match=refused):   # the second without the shared traces
+                client.reset(options={"task": "test-openb"})
+        finally:
+            client.close()
