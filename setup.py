@@ -4,6 +4,8 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
+#: hdeeprm-serve's dependencies (the "serve" extra; the tests need them too).
+SERVE = ["openenv-core>=0.3.0,<0.4", "uvicorn>=0.24", "fastapi>=0.104", "httpx>=0.28.1", "websockets>=15.0.1"]
 
 setup(
     name="hdeeprm",
@@ -42,12 +44,14 @@ setup(
         "sb3-contrib": ["stable-baselines3>=2.3", "sb3-contrib>=2.3"],
         # The documentation (docs/): Sphinx with autodoc and napoleon (both ship with Sphinx).
         "docs": ["sphinx>=7"],
+        # hdeeprm-serve: the environments over HTTP/WebSocket (OpenEnv's server and client, uvicorn).
+        "serve": SERVE,
         "test": ["pytest>=7", "ruff>=0.6", "hypothesis>=6.100", "pyzmq>=25", "sortedcontainers>=2.3,<3",
                  "docopt>=0.6.2,<0.7", "stable-baselines3>=2.3", "docutils>=0.18", "pyarrow>=14",
                  # the sweep's Ray backend is tested on a local Ray instance (plain ray: no dashboard)
                  "ray>=2.9",
                  # tests/test_docs.py builds docs/ with warnings as errors, as the docs extra does
-                 "sphinx>=7"],
+                 "sphinx>=7", *SERVE],
     },
     entry_points={
         "console_scripts": [
@@ -60,6 +64,7 @@ setup(
             "hdeeprm-gpu=hdeeprm.cli.gpu:main",
             "hdeeprm-evaluate=hdeeprm.cli.evaluate:main",
             "hdeeprm-sweep=hdeeprm.cli.sweep:main",
+            "hdeeprm-serve=hdeeprm.cli.serve:main",
         ],
         "gymnasium.envs": ["__root__=hdeeprm:register_envs"],
     },

@@ -115,13 +115,14 @@ def _shown_commands() -> list[tuple[str, str]]:
 
 def _parse(prog: str, words: list[str]) -> None:
     """Parse ``words`` with ``prog``'s own command-line parser (SystemExit on a rejected line)."""
-    from hdeeprm.cli import batsim, evaluate, gpu, launch, platform, sweep, visual, workload
+    from hdeeprm.cli import batsim, evaluate, gpu, launch, platform, serve, sweep, visual, workload
 
     parsers = {"hdeeprm-launch": launch.parse_args, "hdeeprm-evaluate": evaluate.parse_args,
                "hdeeprm-sweep": sweep.parse_args, "hdeeprm-batsim": batsim.build_parser().parse_args,
                "hdeeprm-visual": visual.build_parser().parse_args, "hdeeprm-gpu": gpu.build_parser().parse_args,
                "hdeeprm-platform": platform.build_parser().parse_args,
-               "hdeeprm-workload": workload.build_parser().parse_args}
+               "hdeeprm-workload": workload.build_parser().parse_args,
+               "hdeeprm-serve": serve.build_parser().parse_args}
     parsers[prog](words)
 
 
