@@ -43,7 +43,10 @@ setup(
         "test": ["pytest>=7", "ruff>=0.6", "hypothesis>=6.100", "pyzmq>=25", "sortedcontainers>=2.3,<3",
                  "docopt>=0.6.2,<0.7", "stable-baselines3>=2.3", "docutils>=0.18", "pyarrow>=14",
                  # the sweep's Ray backend is tested on a local Ray instance (plain ray: no dashboard)
-                 "ray>=2.9"],
+                 "ray>=2.9",
+                 # evalys (Batsim's analysis library) reads our out_jobs.csv in a test; it installs a
+                 # top-level ``tests`` package, which is why tests/ is a regular package
+                 "evalys>=4.0"],
     },
     entry_points={
         "console_scripts": [
