@@ -226,10 +226,23 @@ class GpuTypeLibrary:
             return self.types[name]
         if isinstance(name, str) and name in self.aliases:
             return self.types[self.aliases[name]]
+        raise PlatformError(self.unknown(name, what), path, line)
+
+    def unknown(self, name: Any, what: str) -> str:
+        """The message for a name that is neither a library name nor an alias, with the closest known one.
+
+        Args:
+            name: The unknown name.
+            what: The field that gave it (e.g. ``"gpu_spec"``).
+
+        Returns:
+            e.g. ``gpu_spec must be a known gpu type, got 'v100m16'; did you mean 'V100M16'? (libraries searched:
+            ...)`` (a mis-cased name gets its right case).
+        """
         hint = closest(str(name), [*self.types, *self.aliases])
         suggestion = f"; did you mean {hint!r}?" if hint else ""
-        raise PlatformError(f"{what} must be a known gpu type, got {name!r}{suggestion} "
-                            f"(libraries searched: {', '.join(self.files)})", path, line)
+        return (f"{what} must be a known gpu type, got {name!r}{suggestion} "
+                f"(libraries searched: {', '.join(self.files)})")
 
 
 @functools.lru_cache(maxsize=1)

@@ -27,13 +27,14 @@ from typing import Any
 
 from hdeeprm.errors import WorkloadError
 from hdeeprm.outputs.files import atomic_write
-from hdeeprm.workload.model import DELAY, MAX_TIME, MAX_TIME_TEXT, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
+from hdeeprm.reading import MAX_TIME, MAX_TIME_TEXT
+from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 
 
 def _number(value: Any, what: str, source: str, *, minimum: float | None = 0.0, time: bool = False) -> float:
     """Return ``value`` as a finite float >= ``minimum`` or raise a WorkloadError naming ``what``.
 
-    A ``time`` (seconds) must also be below :data:`~hdeeprm.workload.model.MAX_TIME`.
+    A ``time`` (seconds) must also be below :data:`~hdeeprm.reading.MAX_TIME`.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise WorkloadError(f"{what} must be a finite number, got {value!r}", path=source)
@@ -80,7 +81,7 @@ def read_batsim_workload(path: str | os.PathLike, *, name: str = "w0") -> Worklo
 
     Raises:
         WorkloadError: Unreadable or non-UTF-8 file, invalid JSON (with its line), a missing or
-            invalid field (times must be below :data:`~hdeeprm.workload.model.MAX_TIME`)
+            invalid field (times must be below :data:`~hdeeprm.reading.MAX_TIME`)
             (named with the job's position and id), a duplicate job id, an unknown profile, or an
             unsupported profile type (naming the job, the profile and the type).
     """

@@ -16,7 +16,8 @@ import numpy as np
 
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Workload
 from hdeeprm.errors import WorkloadError
-from hdeeprm.workload.swf import READ_ERRORS, SWFHeader, iter_swf_chunks, open_swf
+from hdeeprm.reading import READ_ERRORS
+from hdeeprm.workload.swf import SWFHeader, iter_swf_chunks, open_swf
 
 #: Statistics of a summary, in print order.
 SUMMARY_KEYS = ("count", "min", "mean", "median", "p90", "max")
