@@ -38,6 +38,7 @@ from typing import Any
 from hdeeprm.errors import PlatformError
 from hdeeprm.jsontext import decode_json
 from hdeeprm.platform.hierarchy import NodeType, ProcessorType
+from hdeeprm.reading import MAX_GPUS_PER_NODE
 
 #: Folder of the libraries shipped with HDeepRM.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -410,8 +411,11 @@ def _parse_gpus(entry: Mapping[str, Any], what: str, path: str, line: int | None
         if grouping not in GPU_GROUPINGS:
             raise PlatformError(f"{where}.grouping must be one of {', '.join(GPU_GROUPINGS)}, got {grouping!r}",
                                 path, line)
-        out.append((gtype, check_positive_int(_require(slot, "number", where, path, line), f"{where}.number",
-                                              path, line), grouping))
+        number = check_positive_int(_require(slot, "number", where, path, line), f"{where}.number", path, line)
+        if number > MAX_GPUS_PER_NODE:
+            raise PlatformError(f"{where}.number must be an integer in 1..{MAX_GPUS_PER_NODE} (GPUs of one node), "
+                                f"got {number}", path, line)
+        out.append((gtype, number, grouping))
     return tuple(out)
 
 

@@ -423,6 +423,36 @@ def iter_swf_chunks(path: str | os.PathLike, header: SWFHeader | None = None,
         yield _parse_chunk(texts, numbers, name), np.array(numbers, dtype=np.int64)
 
 
+def check_unique_job_numbers(numbers: np.ndarray, source: str | os.PathLike | None) -> None:
+    """Refuse a job number (SWF field 1) given twice, naming the lines of both.
+
+    Args:
+        numbers: Job numbers, shape ``(n,)``, any real dtype (pass only the known ones: ``-1`` is "unknown").
+        source: The trace they were read from; when it is a file, it is read again (on the error path only)
+            to find the two lines.
+
+    Raises:
+        WorkloadError: ``field 1 (job number) must be unique, got 7 again (first on line 3) (trace.swf:9)``.
+    """
+    ordered = np.sort(numbers)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not repeated.size:
+        return
+    number = int(repeated[0])
+    source = os.fspath(source) if source else ""
+    lines: list[int] = []
+    if source and os.path.isfile(source):   # the error path only: find where it is
+        for values, where in iter_swf_chunks(source):
+            lines += where[values[:, 0] == number].tolist()
+            if len(lines) >= 2:
+                break
+    if len(lines) >= 2:
+        raise WorkloadError(f"field 1 (job number) must be unique, got {number} again (first on line "
+                            f"{lines[0]})", source, lines[1], "job number")
+    raise WorkloadError(f"field 1 (job number) must be unique, got {number} twice", source or None,
+                        field="job number")
+
+
 def read_swf_header(path: str | os.PathLike) -> SWFHeader:
     """Read only the header (the leading ``;`` lines) of an SWF trace.
 
