@@ -37,6 +37,10 @@ def _second_key_line(text: str, start: int, end: int, key: str) -> int:
     return text.count("\n", 0, start) + 1
 
 
+class _Repeated(Exception):
+    """A key given twice: :func:`decode_json` decodes again with the slow scanner, which finds its line."""
+
+
 def decode_json(text: str, source: str, error: type[HDeepRMError]) -> Any:
     """Decode JSON text, refusing an object that gives a key twice (JSON would keep the last silently).
 
@@ -64,6 +68,16 @@ def decode_json(text: str, source: str, error: type[HDeepRMError]) -> Any:
             raise error(f"numbers must fit a double, got {text}", path=source)
         return value
 
+    def pairs_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            raise _Repeated
+        return out
+
+    try:   # the C scanner first: it is about ten times faster on a large workload
+        return json.JSONDecoder(parse_constant=constant, parse_float=number, object_pairs_hook=pairs_once).decode(text)
+    except _Repeated:
+        pass
     decoder = json.JSONDecoder(parse_constant=constant, parse_float=number)
 
     def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):

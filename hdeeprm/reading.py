@@ -178,12 +178,53 @@ def iter_text_lines(path: str | os.PathLike, what: str, error: type[InputError])
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise error(f"line is not UTF-8 text: byte 0x{data[exc.start]:02x} at column "
-                                f"{len(data[:exc.start].decode('utf-8', 'replace')) + 1}; save the file as UTF-8",
-                                name, number) from None
+                    raise error(_not_utf8(data, exc.start), name, number) from None
                 yield number, text
         except READ_ERRORS as exc:   # a corrupt or truncated gzip stream, or an I/O error while reading
             raise error(_read_failure(exc, what), name, number + 1) from None
+
+
+def read_text(path: str | os.PathLike, what: str, error: type[InputError]) -> str:
+    """The whole text of a UTF-8 file, plain or gzip-compressed (for JSON inputs), checking every byte.
+
+    Args:
+        path: The file.
+        what: What the file is, for messages (``"options file"``).
+        error: The reader's error class.
+
+    Returns:
+        The text, a leading byte-order mark dropped.
+
+    Raises:
+        error: As :func:`iter_text_lines`: ``<what> not found``, ``cannot read <what>: <reason>``, ``line is not
+            UTF-8 text: byte 0xff at column 11; save the file as UTF-8 (file:line)``, ``corrupt gzip data: ...``.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as raw:
+            data = raw.read()
+    except FileNotFoundError:
+        raise error(f"{what} not found", name) from None
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror or exc}", name) from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except READ_ERRORS as exc:
+            raise error(_read_failure(exc, what), name) from None
+    data = data[len(_BOM):] if data.startswith(_BOM) else data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise error(_not_utf8(data[start:exc.start + 4], exc.start - start), name,
+                    data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def _not_utf8(line: bytes, start: int) -> str:
+    """What is wrong with ``line``, whose byte ``start`` (0-based) begins no UTF-8 character."""
+    column = len(line[:start].decode("utf-8", "replace")) + 1
+    return f"line is not UTF-8 text: byte 0x{line[start]:02x} at column {column}; save the file as UTF-8"
 
 
 def _read_failure(exc: BaseException, what: str) -> str:

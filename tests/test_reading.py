@@ -17,7 +17,7 @@ from hdeeprm.cli import gpu as gpu_cli
 from hdeeprm.cli import launch as launch_cli
 from hdeeprm.cli import platform as platform_cli
 from hdeeprm.cli import workload as workload_cli
-from hdeeprm.errors import WorkloadError
+from hdeeprm.errors import OptionsError, WorkloadError
 from hdeeprm.platform.gpu_types import DEFAULT_GPU_LIBRARY, GpuTypeLibrary
 from hdeeprm.platform.openb import read_openb_nodes
 from hdeeprm.reading import MAX_TIME_TEXT
@@ -282,3 +282,37 @@ def test_real_gpu_traces_read_through_the_rules():
     philly = read_gpu_workload(GPU_TRACES / "philly-derived.csv.gz")
     assert (len(philly), philly.report["skipped"]) == (82247, {"blank line": 1})
     assert philly.num_gpu.max() == 128 and float(philly.duration.max()) == 4628226.0
+
+
+# --- the JSON inputs take their text through the same rules ------------------------------------------
+
+def test_json_inputs_skip_a_bom_and_locate_bytes_that_are_not_utf8(tmp_path, capsys):
+    from hdeeprm.config.options import load_options
+    from hdeeprm.platform.library import read_json
+    from hdeeprm.workload.batsim_json import read_batsim_workload
+
+    workload = tmp_path / "w.json"
+    body = {"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "d"}],
+            "profiles": {"d": {"type": "delay", "delay": 10}}}
+    workload.write_bytes(b"\xef\xbb\xbf" + json.dumps(body).encode())
+    assert [(job.subtime, job.profile.delay) for job in read_batsim_workload(workload).jobs] == [(0, 10)]
+    platform = tmp_path / "p.json"
+    platform.write_bytes(b"\xef\xbb\xbf{\n \"clusters\": []\n}\n")
+    assert read_json(platform, "platform file") == {"clusters": []}
+    options = tmp_path / "o.json"
+    options.write_bytes(b'{\n "seed": 7,\n "workload_file_path": "caf\xe9.swf"\n}\n')
+    with pytest.raises(OptionsError) as err:
+        load_options(options)
+    assert str(err.value) == f"line is not UTF-8 text: byte 0xe9 at column 28; save the file as UTF-8 ({options}:3)"
+
+
+def test_a_batsim_workload_giving_a_key_twice_is_refused_with_its_line(tmp_path, capsys):
+    from hdeeprm.cli import check as check_cli
+    from tests.test_bad_input import _options
+
+    workload = tmp_path / "w.json"
+    workload.write_text('{"nb_res": 4,\n "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "d",\n'
+                        ' "subtime": 50}],\n "profiles": {"d": {"type": "delay", "delay": 10}}}\n')
+    rc = check_cli.main([_options(tmp_path, str(tmp_path / "unused.swf")), "-cw", str(workload)])
+    _one_line(capsys, rc, 2, "hdeeprm-check: error: key 'subtime' must appear once in its object, got it twice (JSON "
+                             f"would keep the last silently) ({workload}:3)")

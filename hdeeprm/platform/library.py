@@ -38,7 +38,7 @@ from typing import Any
 from hdeeprm.errors import PlatformError
 from hdeeprm.jsontext import decode_json
 from hdeeprm.platform.hierarchy import NodeType, ProcessorType
-from hdeeprm.reading import MAX_GPUS_PER_NODE
+from hdeeprm.reading import MAX_GPUS_PER_NODE, read_text
 
 #: Folder of the libraries shipped with HDeepRM.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -159,12 +159,7 @@ def read_json(path: str | Path, what: str) -> Any:
 
 def read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
     """As :func:`read_json`, also returning the file's text (for :func:`key_line`)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlatformError(f"cannot read {what}: {exc.strerror or exc}", str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise PlatformError(f"cannot read {what}: not UTF-8 text ({exc.reason})", str(path)) from None
+    text = read_text(path, what, PlatformError)   # the reading rules: UTF-8, a byte-order mark skipped
     try:
         return decode_json(text, str(path), PlatformError), text
     except json.JSONDecodeError as exc:
