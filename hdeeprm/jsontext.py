@@ -1,9 +1,10 @@
-"""Strict JSON decoding for the project's own input files (options, platforms, type libraries).
+"""Strict JSON decoding for the JSON inputs (options, platforms, type libraries, Batsim workloads).
 
 Python's :mod:`json` keeps the last of two equal keys silently and reads ``NaN``,
 ``Infinity`` and ``1e400`` as non-finite floats; RFC 8259 (https://www.rfc-editor.org/rfc/rfc8259)
 says object names "SHOULD be unique" and has no non-finite numbers. :func:`decode_json`
-refuses all of these with a one-line error naming the file and line.
+refuses all of these with a one-line error naming the file and line. The text itself comes
+through :func:`hdeeprm.reading.read_text` (UTF-8, byte-order mark skipped, bad bytes located).
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def decode_json(text: str, source: str, error: type[HDeepRMError]) -> Any:
         text: The JSON document.
         source: Its file, for messages.
         error: The project error type to raise (:class:`~hdeeprm.errors.OptionsError` for options,
-            :class:`~hdeeprm.errors.PlatformError` for platform files and type libraries).
+            :class:`~hdeeprm.errors.PlatformError` for platform files and type libraries,
+            :class:`~hdeeprm.errors.WorkloadError` for Batsim workloads).
 
     Returns:
         The decoded value.
