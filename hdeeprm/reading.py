@@ -88,7 +88,8 @@ def parse_int(text: str, name: str, error: type[InputError], path: str | None, l
     """
     token = text.strip()
     high = min(high, MAX_INTEGER)
-    if not DIGITS.fullmatch(token) or not low <= int(token) <= high:
+    # at most 20 characters: 2**53 has 16 digits, and int() refuses more than 4,300 (CPython's guard)
+    if not DIGITS.fullmatch(token) or len(token) > 20 or not low <= int(token) <= high:
         bound = f" ({unit})" if unit else ""
         raise error(f"{name} must be an integer in {low}..{high}{bound}, got {text!r}", path, line, name)
     return int(token)

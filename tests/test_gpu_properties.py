@@ -37,7 +37,8 @@ NUMBER = st.one_of(
     st.integers(0, 10).map(str), st.integers(-2, 200_000).map(str), st.integers(-(10 ** 25), 10 ** 25).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr), st.floats(0, 1e7).map(lambda x: f"{x:.1f}"),
     st.sampled_from(["", " 8 ", "0", "1000", "500", "64", "65", "1e20", "1e300", "inf", "-inf", "nan", "+2", "5_0",
-                     "\u0663", "0x10", "-0", "9007199254740992", "4398046511104", "1.", ".5", "x", "2.0"]))
+                     "\u0663", "0x10", "-0", "9007199254740992", "4398046511104", "1.", ".5", "x", "2.0",
+                     "9" * 5000]))
 #: GPU model cells: known names and aliases, mis-cased and unknown ones, lists with empty names.
 MODEL = st.one_of(st.sampled_from(["", "T4", "V100M16", "v100m16", "V100M61", "A100 SXM4 80GB", "G2", "T4|A10",
                                    "T4||A10", "|", "P100 ", "\u00e9"]), st.text(max_size=6))

@@ -63,6 +63,8 @@ NODE_CASES = {
                            "(thousandths of a core of one node), got '12345678901234567890'"),
     "an Arabic-Indic digit": ("n1,8000,65536,\u0662,T4",
                               "gpu must be an integer in 0..64 (GPUs of one node), got '\u0662'"),
+    "a 5,000-digit integer": ("n1,8000,65536," + "9" * 5000 + ",T4",
+                              f"gpu must be an integer in 0..64 (GPUs of one node), got '{'9' * 5000}'"),
     "an underscore": ("n1,8_000,65536,2,T4", "cpu_milli must be an integer in 1..10000000 "
                       "(thousandths of a core of one node), got '8_000'"),
     "an empty name": (" ,8000,65536,2,T4", "sn must not be empty"),
