@@ -51,7 +51,10 @@ setup(
                  # the sweep's Ray backend is tested on a local Ray instance (plain ray: no dashboard)
                  "ray>=2.9",
                  # tests/test_docs.py builds docs/ with warnings as errors, as the docs extra does
-                 "sphinx>=7", *SERVE],
+                 "sphinx>=7", *SERVE,
+                 # evalys (Batsim's analysis library) reads our out_jobs.csv in a test; it installs a
+                 # top-level ``tests`` package, which is why tests/ is a regular package
+                 "evalys>=4.0"],
     },
     entry_points={
         "console_scripts": [

@@ -123,7 +123,8 @@ def test_a_binary_batsim_workload_is_named(tmp_path, capsys, front):
     options = _options(tmp_path, str(tmp_path / "unused.swf"))
     main = launch_cli.main if front == "hdeeprm-launch" else check_cli.main
     rc = main([options, "-cw", str(path)] + (["-q", "-o", str(tmp_path / "out")] if front == "hdeeprm-launch" else []))
-    _one_line(capsys, rc, 2, f"{front}: error: not a Batsim JSON workload: byte 1 is not UTF-8 text (0xff) ({path})")
+    _one_line(capsys, rc, 2, f"{front}: error: line is not UTF-8 text: byte 0xff at column 2; save the file as UTF-8 "
+                             f"({path}:1)")
 
 
 def test_a_batsim_subtime_a_double_cannot_resolve_is_refused(tmp_path, capsys):
@@ -359,8 +360,8 @@ def test_options_that_are_not_utf8_are_one_line(tmp_path, capsys):
     options = tmp_path / "o.json"
     options.write_bytes(b'{"seed": 7\xff}')
     rc = launch_cli.main([str(options), "-q", "-o", str(tmp_path / "out")])
-    _one_line(capsys, rc, 2, "hdeeprm-launch: error: options file must be UTF-8 JSON text, got byte 0xff at "
-                             f"offset 10 ({options})")
+    _one_line(capsys, rc, 2, "hdeeprm-launch: error: line is not UTF-8 text: byte 0xff at column 11; save the file as "
+                             f"UTF-8 ({options}:1)")
 
 
 def test_policy_pair_replacing_a_selection_warns(tmp_path, capsys):

@@ -22,7 +22,7 @@ from hdeeprm.config.options import _KEY_PATHS, load_options  # noqa: E402
 from hdeeprm.errors import HDeepRMError, OptionsError, WorkloadError  # noqa: E402
 from hdeeprm.workload.batsim_json import read_batsim_workload  # noqa: E402
 from hdeeprm.workload.convert import swf_to_workload  # noqa: E402
-from hdeeprm.workload.model import MAX_TIME  # noqa: E402
+from hdeeprm.reading import MAX_TIME  # noqa: E402
 from hdeeprm.workload.swf import (INTEGER_FIELDS, MAX_INTEGER, NB_FIELDS, TIME_FIELDS, UNKNOWN,  # noqa: E402
                                   iter_swf_chunks, parse_swf_line)
 

@@ -186,9 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace_dir = Path(args.trace_dir)
         workload = Path(args.workload) if args.workload.endswith(".csv") else \
             trace_dir / f"openb_pod_list_{args.workload}.csv"
-        cluster = read_openb_nodes(args.nodes or trace_dir / "openb_node_list_gpu_node.csv",
-                                   load_gpu_library(args.library))
-        pods = read_openb_pods(workload)
+        library = load_gpu_library(args.library)
+        cluster = read_openb_nodes(args.nodes or trace_dir / "openb_node_list_gpu_node.csv", library)
+        pods = read_openb_pods(workload, library)
         print(f"{cluster.nb_nodes} nodes, {cluster.nb_gpus} GPUs ({cluster.source}); {len(pods)} pods "
               f"({pods.source}); ratio {args.ratio}, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}",
               flush=True)

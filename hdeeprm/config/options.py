@@ -67,6 +67,7 @@ from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVI
 from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
+from hdeeprm.reading import read_text
 from hdeeprm.registry import suggest
 from hdeeprm.simulation.gpu_model import SPEED_PRECISIONS
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
@@ -413,15 +414,7 @@ def load_options(path: str | Path) -> Options:
             one object (with the line of the second) or invalid options.
     """
     path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")   # a byte-order mark is skipped
-    except FileNotFoundError:
-        raise OptionsError("options file not found", path=path) from None
-    except OSError as exc:
-        raise OptionsError(f"cannot read options file: {exc.strerror}", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise OptionsError(f"options file must be UTF-8 JSON text, got byte 0x{exc.object[exc.start]:02x} at "
-                           f"offset {exc.start}", path=path) from None
+    text = read_text(path, "options file", OptionsError)   # the reading rules: UTF-8, a byte-order mark skipped
     try:
         data = decode_json(text, path, OptionsError)
     except json.JSONDecodeError as exc:

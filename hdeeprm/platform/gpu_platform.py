@@ -25,6 +25,7 @@ from hdeeprm.platform.gpu_types import load_gpu_library
 from hdeeprm.platform.library import load_library
 from hdeeprm.platform.loader import load_platform
 from hdeeprm.platform.openb import MILLI, GpuCluster, read_openb_nodes
+from hdeeprm.reading import MAX_MEMORY_MIB, MAX_NODE_CPU_MILLI
 
 #: Columns of the GPU table: header, summary key, format.
 GPU_COLUMNS = (("model", "model", "{}"), ("type", "type", "{}"), ("grouping", "grouping", "{}"),
@@ -51,7 +52,9 @@ def load_gpu_cluster(path: str | Path, *, extra_libraries: Iterable[str | Path] 
         The cluster, nodes in platform order (named ``<cluster>-<i>`` for a platform JSON).
 
     Raises:
-        PlatformError: An invalid file, an unknown GPU type, a node type with two GPU models.
+        PlatformError: An invalid file, an unknown GPU type, a node type with two GPU models, a node with less
+            than 1 MiB or more than :data:`~hdeeprm.reading.MAX_MEMORY_MIB` of memory or more than
+            :data:`~hdeeprm.reading.MAX_NODE_CPU_MILLI` thousandths of a core.
     """
     gpu_library = load_gpu_library(gpu_libraries)
     if is_node_list(path):
@@ -73,10 +76,15 @@ def load_gpu_cluster(path: str | Path, *, extra_libraries: Iterable[str | Path] 
             gpu_library.lookup(ntype.gpus[0][0], f"node type {ntype.name!r}: gpus[0].type", ntype.source)
             index = models.setdefault(ntype.gpus[0][0], len(models))
             groupings[ntype.gpus[0][0]] = ntype.gpus[0][2]
+        cpu, memory = int(hierarchy.node_n_cores[n]) * MILLI, int(hierarchy.node_memory[n])
+        if not 1 <= memory <= MAX_MEMORY_MIB or cpu > MAX_NODE_CPU_MILLI:
+            raise PlatformError(f"node type {ntype.name!r}: memory.capacity must give 1..{MAX_MEMORY_MIB} MiB (MiB of "
+                                f"one node) and its processors at most {MAX_NODE_CPU_MILLI // MILLI} cores, got "
+                                f"{memory} MiB and {cpu // MILLI} cores", ntype.source or source)
         c = int(node_cluster[n])
         per_cluster[c] = per_cluster.get(c, 0) + 1
         names.append(f"{hierarchy.cluster_id[c]}-{per_cluster[c] - 1}")
-        rows.append((int(hierarchy.node_n_cores[n]) * MILLI, int(hierarchy.node_memory[n]), count, index))
+        rows.append((cpu, memory, count, index))
     table = np.array(rows, dtype=np.int64).reshape(-1, 4)
     cluster = GpuCluster(names=tuple(names), cpu_milli=table[:, 0].copy(), memory_mib=table[:, 1].copy(),
                          gpu_count=table[:, 2].copy(), gpu_model=table[:, 3].copy(), models=tuple(models),

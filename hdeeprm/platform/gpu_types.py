@@ -17,13 +17,16 @@ same model, e.g. the GPU model names of the Alibaba openb trace (``V100M16``).
 
 The library shipped in ``hdeeprm/platform/data/gpu_types.json`` is read first,
 then the user's files in order; an entry replaces an earlier one of the same
-name. Values outside :data:`RANGES` are rejected with a one-line
+name. An alias that is also a type name (the name wins) or that moves from one type to
+another, and a type name that takes over an alias, are logged as warnings; empty names
+are refused. Values outside :data:`RANGES` are rejected with a one-line
 :class:`~hdeeprm.errors.PlatformError` naming the file, the entry's line and the
 field (a consumer GPU at 1e31 FLOP/s is a typo, not a GPU).
 """
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,8 @@ from typing import Any
 
 from hdeeprm.errors import PlatformError
 from hdeeprm.platform.library import DATA_DIR, check_fields, closest, key_line, read_json_text
+
+log = logging.getLogger(__name__)
 
 #: The GPU library shipped with HDeepRM.
 DEFAULT_GPU_LIBRARY = DATA_DIR / "gpu_types.json"
@@ -156,8 +161,8 @@ def parse_gpu_type(name: str, entry: Any, path: str, line: int | None = None) ->
         raise PlatformError(f"{what}: sharing lists MIG exactly when mig_instances > 0, got {sharing!r} and {mig}",
                             path, line)
     aliases = entry.get("aliases", [])
-    if not isinstance(aliases, list) or not all(isinstance(a, str) and a for a in aliases):
-        raise PlatformError(f"{what}: aliases must be a list of names, got {aliases!r}", path, line)
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise PlatformError(f"{what}: aliases must be a list of non-empty names, got {aliases!r}", path, line)
     idle_estimate = entry.get("idle_estimate", False)
     if not isinstance(idle_estimate, bool):
         raise PlatformError(f"{what}: idle_estimate must be true or false, got {idle_estimate!r}", path, line)
@@ -202,10 +207,26 @@ class GpuTypeLibrary:
         for name, entry in data.items():
             if name.startswith("_"):
                 continue
-            gpu = parse_gpu_type(name, entry, spath, key_line(text, name))
+            line = key_line(text, name)
+            if not name.strip():
+                raise PlatformError(f"gpu type names must not be empty, got {name!r}", spath, line)
+            gpu = parse_gpu_type(name, entry, spath, line)
+            if name in self.aliases and self.aliases[name] != name:
+                log.warning("gpu type %r (%s:%s) is also an alias of gpu type %r: the name wins, so %r now means "
+                            "the new type", name, spath, line, self.aliases[name], name)
             self.types[name] = gpu
             for alias in gpu.aliases:
-                self.aliases[alias] = name
+                self._add_alias(alias, name, spath, line)
+
+    def _add_alias(self, alias: str, name: str, path: str, line: int | None) -> None:
+        """Map ``alias`` to ``name``, warning when it shadows a type name or moves from another type."""
+        if alias != name and alias in self.types:
+            log.warning("alias %r of gpu type %r (%s:%s) is the name of gpu type %r: the name wins, the alias is "
+                        "never used", alias, name, path, line, alias)
+        elif self.aliases.get(alias, name) != name:
+            log.warning("alias %r moves from gpu type %r to %r (%s:%s)", alias, self.aliases[alias], name, path,
+                        line)
+        self.aliases[alias] = name
 
     def __getitem__(self, name: str) -> GpuType:
         """The GPU type called ``name`` (library name or alias); see :meth:`lookup`."""
@@ -226,10 +247,23 @@ class GpuTypeLibrary:
             return self.types[name]
         if isinstance(name, str) and name in self.aliases:
             return self.types[self.aliases[name]]
+        raise PlatformError(self.unknown(name, what), path, line)
+
+    def unknown(self, name: Any, what: str) -> str:
+        """The message for a name that is neither a library name nor an alias, with the closest known one.
+
+        Args:
+            name: The unknown name.
+            what: The field that gave it (e.g. ``"gpu_spec"``).
+
+        Returns:
+            e.g. ``gpu_spec must be a known gpu type, got 'v100m16'; did you mean 'V100M16'? (libraries searched:
+            ...)`` (a mis-cased name gets its right case).
+        """
         hint = closest(str(name), [*self.types, *self.aliases])
         suggestion = f"; did you mean {hint!r}?" if hint else ""
-        raise PlatformError(f"{what} must be a known gpu type, got {name!r}{suggestion} "
-                            f"(libraries searched: {', '.join(self.files)})", path, line)
+        return (f"{what} must be a known gpu type, got {name!r}{suggestion} "
+                f"(libraries searched: {', '.join(self.files)})")
 
 
 @functools.lru_cache(maxsize=1)

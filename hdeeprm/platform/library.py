@@ -38,6 +38,7 @@ from typing import Any
 from hdeeprm.errors import PlatformError
 from hdeeprm.jsontext import decode_json
 from hdeeprm.platform.hierarchy import NodeType, ProcessorType
+from hdeeprm.reading import MAX_GPUS_PER_NODE, read_text
 
 #: Folder of the libraries shipped with HDeepRM.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -158,12 +159,7 @@ def read_json(path: str | Path, what: str) -> Any:
 
 def read_json_text(path: str | Path, what: str) -> tuple[Any, str]:
     """As :func:`read_json`, also returning the file's text (for :func:`key_line`)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlatformError(f"cannot read {what}: {exc.strerror or exc}", str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise PlatformError(f"cannot read {what}: not UTF-8 text ({exc.reason})", str(path)) from None
+    text = read_text(path, what, PlatformError)   # the reading rules: UTF-8, a byte-order mark skipped
     try:
         return decode_json(text, str(path), PlatformError), text
     except json.JSONDecodeError as exc:
@@ -410,8 +406,11 @@ def _parse_gpus(entry: Mapping[str, Any], what: str, path: str, line: int | None
         if grouping not in GPU_GROUPINGS:
             raise PlatformError(f"{where}.grouping must be one of {', '.join(GPU_GROUPINGS)}, got {grouping!r}",
                                 path, line)
-        out.append((gtype, check_positive_int(_require(slot, "number", where, path, line), f"{where}.number",
-                                              path, line), grouping))
+        number = check_positive_int(_require(slot, "number", where, path, line), f"{where}.number", path, line)
+        if number > MAX_GPUS_PER_NODE:
+            raise PlatformError(f"{where}.number must be an integer in 1..{MAX_GPUS_PER_NODE} (GPUs of one node), "
+                                f"got {number}", path, line)
+        out.append((gtype, number, grouping))
     return tuple(out)
 
 

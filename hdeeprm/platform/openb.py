@@ -15,7 +15,6 @@ node (GPU count and type beside the node's processors).
 """
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,8 @@ import numpy as np
 
 from hdeeprm.errors import PlatformError
 from hdeeprm.platform.gpu_types import GpuType, GpuTypeLibrary, load_gpu_library
+from hdeeprm.reading import (MAX_GPUS_PER_NODE, MAX_MEMORY_MIB, MAX_NODE_CPU_MILLI, check_name, iter_csv_rows,
+                             parse_int)
 
 #: Header of an openb node list.
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -100,18 +101,11 @@ class GpuCluster:
         return rows
 
 
-def _int_field(value: str, name: str, path: str, line: int) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise PlatformError(f"{name} must be a non-negative integer, got {value!r}", path, line) from None
-    if number < 0:
-        raise PlatformError(f"{name} must be a non-negative integer, got {value!r}", path, line)
-    return number
-
-
 def read_openb_nodes(path: str | Path, library: GpuTypeLibrary | None = None) -> GpuCluster:
     """Read an openb node list (``openb_node_list_gpu_node.csv``, ``openb_node_list_all_node.csv``).
+
+    The file follows the project's reading rules (:mod:`hdeeprm.reading`): UTF-8 (a byte-order mark is
+    skipped), plain or gzip-compressed, integers in ASCII digits within plausible bounds.
 
     Args:
         path: The CSV file (header ``sn,cpu_milli,memory_mib,gpu,model``).
@@ -122,9 +116,12 @@ def read_openb_nodes(path: str | Path, library: GpuTypeLibrary | None = None) ->
         The cluster; blank lines are skipped and counted in ``skipped``.
 
     Raises:
-        PlatformError: Wrong header, a row with the wrong number of fields, a negative or non-integer
-            number, a duplicate node name, a GPU model unknown to the library, a node with GPUs and no model or a
-            model and no GPUs (each message names the file, the line and the field).
+        PlatformError: Wrong header, a row with the wrong number of fields, an empty or duplicate node name, a
+            number that is not an integer within its bound (``cpu_milli`` 1..
+            :data:`~hdeeprm.reading.MAX_NODE_CPU_MILLI`, ``memory_mib`` 1..:data:`~hdeeprm.reading.MAX_MEMORY_MIB`,
+            ``gpu`` 0..:data:`~hdeeprm.reading.MAX_GPUS_PER_NODE`), a GPU model unknown to the library, a node with GPUs
+            and no model or a model and no GPUs, bytes that are not UTF-8, corrupt gzip data (each message names
+            the file, the line and the field).
     """
     library = library or load_gpu_library()
     spath = str(path)
@@ -132,29 +129,27 @@ def read_openb_nodes(path: str | Path, library: GpuTypeLibrary | None = None) ->
     columns: list[tuple[int, int, int, int]] = []
     models: dict[str, int] = {}
     skipped: Counter[str] = Counter()
-    seen: set[str] = set()
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise PlatformError(f"cannot read openb node list: {exc.strerror or exc}", spath) from None
-    if not rows or tuple(c.strip() for c in rows[0]) != NODE_COLUMNS:
-        got = ",".join(rows[0]) if rows else "an empty file"
-        raise PlatformError(f"header must be {','.join(NODE_COLUMNS)}, got {got}", spath, 1)
-    for line, row in enumerate(rows[1:], start=2):
+    seen: dict[str, int] = {}
+    rows = iter_csv_rows(spath, "openb node list", PlatformError)
+    header = next(rows, (1, []))[1]
+    if tuple(c.strip() for c in header) != NODE_COLUMNS:
+        raise PlatformError(f"header must be {','.join(NODE_COLUMNS)}, got {','.join(header) or 'an empty file'}",
+                            spath, 1)
+    for line, row in rows:
         if not row or all(not cell.strip() for cell in row):
             skipped["blank line"] += 1
             continue
         if len(row) != len(NODE_COLUMNS):
             raise PlatformError(f"a node row must have {len(NODE_COLUMNS)} fields, got {len(row)}", spath, line)
-        name, cpu, memory, gpus, model = (cell.strip() for cell in row)
-        if not name or name in seen:
-            raise PlatformError(f"sn must be a unique node name, got {name!r}", spath, line)
-        seen.add(name)
-        count = _int_field(gpus, "gpu", spath, line)
+        name = check_name(row[0], "sn", seen, PlatformError, spath, line)
+        cpu = parse_int(row[1], "cpu_milli", PlatformError, spath, line, 1, MAX_NODE_CPU_MILLI,
+                        "thousandths of a core of one node")
+        memory = parse_int(row[2], "memory_mib", PlatformError, spath, line, 1, MAX_MEMORY_MIB, "MiB of one node")
+        count = parse_int(row[3], "gpu", PlatformError, spath, line, 0, MAX_GPUS_PER_NODE, "GPUs of one node")
+        model = row[4].strip()
         if (count > 0) != bool(model):
             raise PlatformError(f"model must be given exactly when gpu > 0, got gpu={count} and model={model!r}",
-                                spath, line)
+                                spath, line, "model")
         index = -1
         if model:
             if model not in models:
@@ -162,8 +157,7 @@ def read_openb_nodes(path: str | Path, library: GpuTypeLibrary | None = None) ->
                 models[model] = len(models)
             index = models[model]
         names.append(name)
-        columns.append((_int_field(cpu, "cpu_milli", spath, line), _int_field(memory, "memory_mib", spath, line),
-                        count, index))
+        columns.append((cpu, memory, count, index))
     table = np.array(columns, dtype=np.int64).reshape(-1, 4)
     return GpuCluster(names=tuple(names), cpu_milli=table[:, 0].copy(), memory_mib=table[:, 1].copy(),
                       gpu_count=table[:, 2].copy(), gpu_model=table[:, 3].copy(), models=tuple(models),

@@ -14,7 +14,8 @@ at the run's precision (FP32 by default) from the GPU type library (vendor datas
 who measure 0.4-5x between P100 and V100 depending on the model; give ``precision`` to change the
 column), or a per-workload **throughput table** (``throughput``: GPU type -> jobs' speed relative to
 the reference type, e.g. measured as in Gavel) that overrides the ratio for the types it names. A
-job spread over several GPU types runs at the pace of its slowest GPU. Two documented
+job spread over several GPU types runs at the pace of its slowest GPU; a job that uses no GPU runs its
+``duration`` (factor 1) whatever its node's GPUs. Two documented
 penalty factors multiply the time: ``share_slowdown`` for a job that holds a fraction of a GPU
 (time-slicing or MPS interference; Xiao et al., "Gandiva", OSDI 2018, measure co-located training
 jobs) and ``spread_slowdown`` for a job spread over several nodes (lost locality; Jeon et al.,
@@ -194,9 +195,14 @@ class GpuModel:
         self.now = t
 
     def factor(self, job: int, placed: Sequence[GpuShare]) -> float:
-        """Run-time factor of ``job`` on ``placed``: the slowest GPU's, times the share and spread penalties."""
+        """Run-time factor of ``job`` on ``placed``: the slowest GPU's, times the share and spread penalties.
+
+        A job that uses no GPU (an openb CPU-only pod) runs its duration (factor 1) whatever its node's GPUs.
+        """
         model = self.cluster.gpu_model
         speed = self.config
+        if not self.jobs.num_gpu[job]:
+            return 1.0
         factor = float(max(self.slowness[model[p.node]] for p in placed))
         if self.jobs.gpu_milli[job] < MILLI and self.jobs.num_gpu[job]:
             factor *= speed.share_slowdown

@@ -27,13 +27,15 @@ from typing import Any
 
 from hdeeprm.errors import WorkloadError
 from hdeeprm.outputs.files import atomic_write
-from hdeeprm.workload.model import DELAY, MAX_TIME, MAX_TIME_TEXT, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
+from hdeeprm.jsontext import decode_json
+from hdeeprm.reading import MAX_TIME, MAX_TIME_TEXT, read_text
+from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 
 
 def _number(value: Any, what: str, source: str, *, minimum: float | None = 0.0, time: bool = False) -> float:
     """Return ``value`` as a finite float >= ``minimum`` or raise a WorkloadError naming ``what``.
 
-    A ``time`` (seconds) must also be below :data:`~hdeeprm.workload.model.MAX_TIME`.
+    A ``time`` (seconds) must also be below :data:`~hdeeprm.reading.MAX_TIME`.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise WorkloadError(f"{what} must be a finite number, got {value!r}", path=source)
@@ -79,20 +81,16 @@ def read_batsim_workload(path: str | os.PathLike, *, name: str = "w0") -> Worklo
         The :class:`Workload`, jobs sorted stably by ``subtime`` with ``index`` = position.
 
     Raises:
-        WorkloadError: Unreadable or non-UTF-8 file, invalid JSON (with its line), a missing or
-            invalid field (times must be below :data:`~hdeeprm.workload.model.MAX_TIME`)
+        WorkloadError: Unreadable or non-UTF-8 file (with its line), invalid JSON (with its line), a key given
+            twice in one object, a missing or
+            invalid field (times must be below :data:`~hdeeprm.reading.MAX_TIME`)
             (named with the job's position and id), a duplicate job id, an unknown profile, or an
             unsupported profile type (naming the job, the profile and the type).
     """
     source = os.fspath(path)
+    text = read_text(source, "Batsim JSON workload", WorkloadError)   # the reading rules of every input
     try:
-        with open(source, encoding="utf-8") as stream:
-            data = json.load(stream)
-    except OSError as exc:
-        raise WorkloadError(f"cannot read the workload: {exc}", path=source) from None
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(f"not a Batsim JSON workload: byte {exc.start} is not UTF-8 text "
-                            f"(0x{exc.object[exc.start]:02x})", path=source) from None
+        data = decode_json(text, source, WorkloadError)   # a key given twice, NaN, 1e400 refused
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=source,
                             line=exc.lineno) from None

@@ -72,10 +72,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from hdeeprm.errors import OptionsError, WorkloadError
+from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.files import atomic_write
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
-from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, iter_swf_chunks
+from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, check_unique_job_numbers, iter_swf_chunks
 
 #: Report key: number of jobs kept in the workload.
 KEPT = "kept"
@@ -232,26 +232,6 @@ def _why_empty(seen: dict[str, int], skipped: dict[str, int], nb_jobs: int | Non
     return f"first_job = {first_job} passes over all its {seen['usable']} usable jobs"
 
 
-def _check_unique(numbers: np.ndarray, source: str) -> None:
-    """Raise a WorkloadError naming the lines of the first job number given twice, if any."""
-    ordered = np.sort(numbers)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if not repeated.size:
-        return
-    number = int(repeated[0])
-    lines: list[int] = []
-    if source and os.path.isfile(source):   # the error path only: find where it is
-        for values, where in iter_swf_chunks(source):
-            lines += where[values[:, 0] == number].tolist()
-            if len(lines) >= 2:
-                break
-    if len(lines) >= 2:
-        raise WorkloadError(f"field 1 (job number) must be unique, got {number} again (first on line "
-                            f"{lines[0]})", source, lines[1], "job number")
-    raise WorkloadError(f"field 1 (job number) must be unique, got {number} twice", source or None,
-                        field="job number")
-
-
 def _token(value: float) -> str:
     """Exact, short text of a number for profile names (3600.0 -> "3600")."""
     return str(int(value)) if value.is_integer() else repr(value)
@@ -294,7 +274,7 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
     if not count:
         log.warning("no job kept from %s: %s", source or "the SWF records",
                     _why_empty(seen, skipped, nb_jobs, first_job, time_window))
-    _check_unique(kept[:, 0], source)
+    check_unique_job_numbers(kept[:, 0], source)
     bw_rng, ratio_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
     by_request = kept[:, _REQ_PROCS] > 0

@@ -20,7 +20,6 @@ Sources:
 """
 from __future__ import annotations
 
-import gzip
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.errors import WorkloadError
+from hdeeprm.platform.gpu_types import GpuTypeLibrary
 from hdeeprm.platform.openb import MILLI
+from hdeeprm.reading import MAX_TIME, MAX_TIME_TEXT, iter_text_lines
 from hdeeprm.workload.openb import OpenbPods, check_gpu_request, read_openb_pods
 from hdeeprm.workload.philly import PhillyJobs, read_philly
 
@@ -117,13 +118,14 @@ def gpu_jobs(rows: list[tuple], *, source: str = "") -> GpuJobs:
         The jobs, sorted by submission time (stable).
 
     Raises:
-        WorkloadError: A GPU request outside openb's semantics, a negative time or a non-positive duration.
+        WorkloadError: A GPU request outside openb's semantics, a negative time, a non-positive duration or a time
+            not below :data:`~hdeeprm.reading.MAX_TIME`.
     """
     for line, row in enumerate(rows, start=1):
         check_gpu_request(int(row[3]), int(row[4]), source or None, line)
-        if not row[1] >= 0 or not row[2] > 0:
-            raise WorkloadError(f"submit must be >= 0 and duration > 0 s, got {row[1]!r} and {row[2]!r}",
-                                source or None, line)
+        if not 0 <= row[1] < MAX_TIME or not 0 < row[2] < MAX_TIME:
+            raise WorkloadError(f"submit must be >= 0 and duration > 0 s, both {MAX_TIME_TEXT}, got {row[1]!r} and "
+                                f"{row[2]!r}", source or None, line)
     order = sorted(range(len(rows)), key=lambda i: rows[i][1])
     rows = [rows[i] for i in order]
     numbers = np.array([r[3:8] for r in rows], dtype=np.int64).reshape(-1, 5)
@@ -190,26 +192,29 @@ def from_openb(pods: OpenbPods) -> GpuJobs:
                    pods.source, report)
 
 
-def read_gpu_workload(path: str | Path) -> GpuJobs:
+def read_gpu_workload(path: str | Path, library: GpuTypeLibrary | None = None) -> GpuJobs:
     """Read a timed GPU workload: the Philly per-job table (``.csv``/``.csv.gz``) or an openb pod list.
 
-    The format is told by the header line.
+    The format is told by the header line; both follow the project's reading rules (:mod:`hdeeprm.reading`).
+
+    Args:
+        path: The file, plain or gzip-compressed.
+        library: GPU types an openb pod's ``gpu_spec`` must name (default: the shipped library).
+
+    Returns:
+        The jobs, sorted by submission time.
 
     Raises:
         WorkloadError: An unknown header or a bad row (see :func:`~hdeeprm.workload.philly.read_philly` and
             :func:`~hdeeprm.workload.openb.read_openb_pods`).
     """
-    try:
-        with open(path, "rb") as probe:
-            raw = probe.read(2)
-        opener = gzip.open if raw == b"\x1f\x8b" else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            header = f.readline().strip()
-    except OSError as exc:
-        raise WorkloadError(f"cannot read GPU workload: {exc.strerror or exc}", str(path)) from None
+    header = ""
+    for _, text in iter_text_lines(path, "GPU workload", WorkloadError):
+        header = text.strip()
+        break
     if header.startswith("timestamp,"):
         return from_philly(read_philly(path))
     if header.startswith("name,"):
-        return from_openb(read_openb_pods(path))
+        return from_openb(read_openb_pods(path, library))
     raise WorkloadError(f"a GPU workload must be the Philly per-job table (header timestamp,duration,...) or an "
                         f"openb pod list (header name,cpu_milli,...), got {header[:60]!r}", str(path), 1)

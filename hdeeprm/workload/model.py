@@ -16,13 +16,6 @@ DELAY = "delay"
 #: computes ``cpu`` FLOP, all hosts progressing in lockstep (Batsim
 #: ``parallel_homogeneous`` with ``com`` = 0).
 PARALLEL_HOMOGENEOUS = "parallel_homogeneous"
-#: Largest time (seconds) a workload may hold: submit times, run, requested and wall
-#: times, delays must be below 2**42 s (about 139,000 years). An IEEE 754 double has a
-#: 53-bit significand, so below 2**42 two times 1 ms apart are still different numbers;
-#: above it a job's duration would be absorbed into its submit time (1e300 + 50 == 1e300).
-MAX_TIME = 2.0 ** 42
-#: How error messages state the :data:`MAX_TIME` bound ("field X must be <this>, got Y").
-MAX_TIME_TEXT = "< 2**42 s (beyond it a double no longer resolves 1 ms)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ empty ones as NaN, and the published experiments use the lists for placement onl
 """
 from __future__ import annotations
 
-import csv
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.errors import WorkloadError
+from hdeeprm.platform.gpu_types import GpuTypeLibrary, load_gpu_library
 from hdeeprm.platform.openb import MILLI
+from hdeeprm.reading import (MAX_GPUS_PER_NODE, MAX_INTEGER, MAX_MEMORY_MIB, MAX_NODE_CPU_MILLI, check_name,
+                             iter_csv_rows, parse_int, parse_number)
 
 #: Columns of the full layout, in file order.
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
@@ -36,6 +39,10 @@ POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_s
 #: Columns of the short layout of the ``multigpu`` variants.
 SHORT_POD_COLUMNS = POD_COLUMNS[:5]
 _TIMES = POD_COLUMNS[8:]
+#: Bounds of ``cpu_milli``, ``memory_mib``, ``num_gpu`` (a pod's whole GPUs are on one node) and ``gpu_milli``
+#: (its range depends on ``num_gpu``: :func:`check_gpu_request`).
+_POD_BOUNDS = ((MAX_NODE_CPU_MILLI, "thousandths of a core of one pod"), (MAX_MEMORY_MIB, "MiB of one pod"),
+               (MAX_GPUS_PER_NODE, "GPUs of one pod, all on one node"), (MAX_INTEGER, ""))
 
 
 @dataclass(frozen=True)
@@ -85,23 +92,33 @@ class OpenbPods:
         return (self.num_gpu == 1) & (self.gpu_milli < MILLI)
 
 
-def _int(value: str, name: str, path: str, line: int) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise WorkloadError(f"{name} must be a non-negative integer, got {value!r}", path, line, name) from None
-    if number < 0:
-        raise WorkloadError(f"{name} must be a non-negative integer, got {value!r}", path, line, name)
-    return number
+def parse_gpu_spec(text: str, library: GpuTypeLibrary | None, path: str | None = None,
+                   line: int | None = None) -> tuple[str, ...]:
+    """The allowed GPU models of a ``gpu_spec`` cell: names separated by ``|``, each known to ``library``.
 
+    Args:
+        text: The cell ("" or blanks: any model).
+        library: GPU types the names must be known to (library names or aliases); None: not checked.
+        path, line: Where the cell was read, for messages.
 
-def _time(value: str, name: str, path: str, line: int) -> float:
-    if not value.strip():
-        return float("nan")
-    try:
-        return float(value)
-    except ValueError:
-        raise WorkloadError(f"{name} must be a number of seconds or empty, got {value!r}", path, line, name) from None
+    Returns:
+        The model names as written, in order (empty: any model).
+
+    Raises:
+        WorkloadError: An empty name (``A||B``, a trailing ``|``) or a name unknown to the library, e.g.
+            ``gpu_spec must be a known gpu type, got 'v100m16'; did you mean 'V100M16'? (...) (pods.csv:2)``.
+    """
+    cell = text.strip()
+    if not cell:
+        return ()
+    models = tuple(m.strip() for m in cell.split("|"))
+    if not all(models):
+        raise WorkloadError(f"gpu_spec must be GPU model names separated by '|', got {text!r} (an empty name)",
+                            path, line, "gpu_spec")
+    for model in models:
+        if library is not None and model not in library:
+            raise WorkloadError(library.unknown(model, "gpu_spec"), path, line, "gpu_spec")
+    return models
 
 
 def check_gpu_request(num_gpu: int, gpu_milli: int, path: str | None = None, line: int | None = None) -> None:
@@ -120,53 +137,61 @@ def check_gpu_request(num_gpu: int, gpu_milli: int, path: str | None = None, lin
                             "gpu_milli")
 
 
-def read_openb_pods(path: str | Path) -> OpenbPods:
+def read_openb_pods(path: str | Path, library: GpuTypeLibrary | None = None) -> OpenbPods:
     """Read an openb pod list in either layout (see the module docstring).
+
+    The file follows the project's reading rules (:mod:`hdeeprm.reading`): UTF-8 (a byte-order mark is
+    skipped), plain or gzip-compressed, integers in ASCII digits within plausible bounds, times finite and
+    below :data:`~hdeeprm.reading.MAX_TIME`.
 
     Args:
         path: The CSV file.
+        library: GPU types the ``gpu_spec`` models must be known to (default: the shipped library, where
+            openb's names are aliases).
 
     Returns:
         The pods, in file order; blank lines are skipped and counted in ``skipped``.
 
     Raises:
-        WorkloadError: Unknown header, a row with the wrong number of fields, a negative or non-integer request,
-            a GPU request outside the trace's semantics, a duplicate pod name (each message names the file, the
-            line and the field).
+        WorkloadError: Unknown header, a row with the wrong number of fields, an empty or duplicate pod name, a
+            request that is not an integer within its bound (``cpu_milli`` 0..
+            :data:`~hdeeprm.reading.MAX_NODE_CPU_MILLI`, ``memory_mib`` 0..:data:`~hdeeprm.reading.MAX_MEMORY_MIB`,
+            ``num_gpu`` 0..:data:`~hdeeprm.reading.MAX_GPUS_PER_NODE`), a GPU request outside the trace's semantics,
+            a ``gpu_spec`` naming an unknown model (with the closest known name), a time
+            that is not empty or a number of seconds in [0, 2**42), bytes that are not UTF-8, corrupt gzip data
+            (each message names the file, the line and the field).
     """
     spath = str(path)
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise WorkloadError(f"cannot read openb pod list: {exc.strerror or exc}", spath) from None
-    header = tuple(c.strip() for c in rows[0]) if rows else ()
+    library = load_gpu_library() if library is None else library
+    rows = iter_csv_rows(spath, "openb pod list", WorkloadError)
+    header = tuple(c.strip() for c in next(rows, (1, []))[1])
     if header not in (POD_COLUMNS, SHORT_POD_COLUMNS):
         raise WorkloadError(f"header must be {','.join(POD_COLUMNS)} or {','.join(SHORT_POD_COLUMNS)}, "
                             f"got {','.join(header) or 'an empty file'}", spath, 1)
     full = header == POD_COLUMNS
     names, numbers, specs, qos, phases, times = [], [], [], [], [], []
     skipped: Counter[str] = Counter()
-    seen: set[str] = set()
-    for line, row in enumerate(rows[1:], start=2):
+    seen: dict[str, int] = {}
+    nb_rows = 0
+    for line, row in rows:
+        nb_rows += 1
         if not row or all(not cell.strip() for cell in row):
             skipped["blank line"] += 1
             continue
         if len(row) != len(header):
             raise WorkloadError(f"a pod row must have {len(header)} fields, got {len(row)}", spath, line)
-        name = row[0].strip()
-        if not name or name in seen:
-            raise WorkloadError(f"name must be a unique pod name, got {name!r}", spath, line, "name")
-        seen.add(name)
-        cpu, memory, num, milli = (_int(row[i], header[i], spath, line) for i in range(1, 5))
+        name = check_name(row[0], "name", seen, WorkloadError, spath, line)
+        cpu, memory, num, milli = (parse_int(row[i], header[i], WorkloadError, spath, line, 0, high, unit)
+                                   for i, (high, unit) in enumerate(_POD_BOUNDS, start=1))
         check_gpu_request(num, milli, spath, line)
         names.append(name)
         numbers.append((cpu, memory, num, milli))
         if full:
-            specs.append(tuple(m for m in row[5].strip().split("|") if m))
+            specs.append(parse_gpu_spec(row[5], library, spath, line))
             qos.append(row[6].strip())
             phases.append(row[7].strip())
-            times.append(tuple(_time(row[8 + i], _TIMES[i], spath, line) for i in range(3)))
+            times.append(tuple(parse_number(row[8 + i], _TIMES[i], WorkloadError, spath, line)
+                               if row[8 + i].strip() else math.nan for i in range(3)))
         else:
             specs.append(())
     table = np.array(numbers, dtype=np.int64).reshape(-1, 4)
@@ -174,7 +199,7 @@ def read_openb_pods(path: str | Path) -> OpenbPods:
                      num_gpu=table[:, 2].copy(), gpu_milli=table[:, 3].copy(), gpu_spec=tuple(specs),
                      qos=tuple(qos), pod_phase=tuple(phases),
                      times=np.array(times, dtype=np.float64).reshape(-1, 3) if full else None,
-                     source=spath, nb_rows=len(rows) - 1, skipped=dict(skipped))
+                     source=spath, nb_rows=nb_rows, skipped=dict(skipped))
 
 
 def openb_pods(pods: list[tuple[str, int, int, int, int, str]]) -> OpenbPods:

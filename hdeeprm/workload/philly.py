@@ -10,9 +10,7 @@ and virtual cluster id.
 """
 from __future__ import annotations
 
-import csv
-import gzip
-import io
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,10 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.errors import WorkloadError
+from hdeeprm.reading import MAX_GPUS_PER_JOB, MAX_TIME, iter_csv_rows, parse_int, parse_number
 
 #: Header of the per-job Philly table.
 PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
 _TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+#: Largest ``gpu_time`` (GPU-seconds): a job of the most GPUs running the longest time.
+_MAX_GPU_TIME = MAX_TIME * MAX_GPUS_PER_JOB
+_MAX_GPU_TIME_TEXT = "< 2**62 GPU-seconds (2**42 s x 2**20 GPUs)"
 
 
 @dataclass(frozen=True)
@@ -58,29 +61,13 @@ class PhillyJobs:
         return len(self.cluster)
 
 
-def _open_text(path: str | Path) -> io.TextIOBase:
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path), encoding="utf-8", newline="")
-    return open(path, newline="", encoding="utf-8")
-
-
-def _number(value: str, name: str, path: str, line: int) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise WorkloadError(f"{name} must be a number, got {value!r}", path, line, name) from None
-    if not number >= 0:
-        raise WorkloadError(f"{name} must be a non-negative number, got {value!r}", path, line, name)
-    return number
-
-
 def read_philly(path: str | Path) -> PhillyJobs:
     """Read the per-job Philly table (``philly-derived.csv.gz``).
 
     Jobs with a zero duration or zero GPUs cannot run on a GPU and are skipped, counted by reason, as are blank
-    lines.
+    lines. The file follows the project's reading rules (:mod:`hdeeprm.reading`): UTF-8 (a byte-order mark is
+    skipped), plain or gzip-compressed, integers in ASCII digits, times finite and below
+    :data:`~hdeeprm.reading.MAX_TIME`.
 
     Args:
         path: The CSV file, plain or gzip-compressed.
@@ -89,35 +76,31 @@ def read_philly(path: str | Path) -> PhillyJobs:
         The jobs.
 
     Raises:
-        WorkloadError: Wrong header, a row with the wrong number of fields, a malformed time or number, or a
-            fractional GPU count (each message names the file, the line and the field).
+        WorkloadError: Wrong header, a row with the wrong number of fields, a malformed timestamp, a
+            ``duration`` or ``gpu_time`` that is not a number of seconds in [0, 2**42), a ``num_gpus`` that is not
+            an integer in 0..:data:`~hdeeprm.reading.MAX_GPUS_PER_JOB`, bytes that are not UTF-8, corrupt gzip
+            data (each message names the file, the line and the field).
     """
     spath = str(path)
-    try:
-        with _open_text(path) as f:
-            rows = list(csv.reader(f))
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise WorkloadError(f"cannot read Philly trace: {getattr(exc, 'strerror', None) or exc}", spath) from None
-    header = tuple(c.strip() for c in rows[0]) if rows else ()
+    rows = iter_csv_rows(spath, "Philly trace", WorkloadError)
+    header = tuple(c.strip() for c in next(rows, (1, []))[1])
     if header != PHILLY_COLUMNS:
         raise WorkloadError(f"header must be {','.join(PHILLY_COLUMNS)}, got {','.join(header) or 'an empty file'}",
                             spath, 1)
     stamps, numbers, clusters = [], [], []
     skipped: Counter[str] = Counter()
-    for line, row in enumerate(rows[1:], start=2):
+    nb_rows = 0
+    for line, row in rows:
+        nb_rows += 1
         if not row or all(not cell.strip() for cell in row):
             skipped["blank line"] += 1
             continue
         if len(row) != len(PHILLY_COLUMNS):
             raise WorkloadError(f"a job row must have {len(PHILLY_COLUMNS)} fields, got {len(row)}", spath, line)
-        try:
-            stamp = datetime.strptime(row[0].strip(), _TIME_FORMAT)
-        except ValueError:
-            raise WorkloadError(f"timestamp must be YYYY-MM-DD HH:MM:SS, got {row[0]!r}", spath, line,
-                                "timestamp") from None
-        duration, gpus, gpu_time = (_number(row[i], PHILLY_COLUMNS[i], spath, line) for i in (1, 2, 3))
-        if gpus != int(gpus):
-            raise WorkloadError(f"num_gpus must be a whole number, got {row[2]!r}", spath, line, "num_gpus")
+        stamp = _timestamp(row[0], spath, line)
+        duration = parse_number(row[1], "duration", WorkloadError, spath, line)
+        gpus = parse_int(row[2], "num_gpus", WorkloadError, spath, line, 0, MAX_GPUS_PER_JOB, "GPUs of one job")
+        gpu_time = parse_number(row[3], "gpu_time", WorkloadError, spath, line, _MAX_GPU_TIME, _MAX_GPU_TIME_TEXT)
         if gpus == 0:
             skipped["num_gpus is 0"] += 1
             continue
@@ -132,4 +115,16 @@ def read_philly(path: str | Path) -> PhillyJobs:
     return PhillyJobs(submit=np.array([(s - start).total_seconds() for s in stamps], dtype=np.float64),
                       duration=table[:, 0].copy(), num_gpus=table[:, 1].astype(np.int64),
                       gpu_time=table[:, 2].copy(), cluster=tuple(clusters), start=start, source=spath,
-                      nb_rows=len(rows) - 1, skipped=dict(skipped))
+                      nb_rows=nb_rows, skipped=dict(skipped))
+
+
+def _timestamp(text: str, path: str, line: int) -> datetime:
+    """A ``YYYY-MM-DD HH:MM:SS`` submission time, in ASCII digits (``strptime`` alone takes other digits)."""
+    cell = text.strip()
+    try:
+        if not _TIMESTAMP.fullmatch(cell):
+            raise ValueError(cell)
+        return datetime.strptime(cell, _TIME_FORMAT)
+    except ValueError:
+        raise WorkloadError(f"timestamp must be YYYY-MM-DD HH:MM:SS, got {text!r}", path, line,
+                            "timestamp") from None

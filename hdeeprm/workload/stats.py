@@ -16,7 +16,8 @@ import numpy as np
 
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Workload
 from hdeeprm.errors import WorkloadError
-from hdeeprm.workload.swf import READ_ERRORS, SWFHeader, iter_swf_chunks, open_swf
+from hdeeprm.reading import READ_ERRORS
+from hdeeprm.workload.swf import UNKNOWN, SWFHeader, check_unique_job_numbers, iter_swf_chunks, open_swf
 
 #: Statistics of a summary, in print order.
 SUMMARY_KEYS = ("count", "min", "mean", "median", "p90", "max")
@@ -61,11 +62,12 @@ def swf_stats(path: str | os.PathLike) -> dict:
         :func:`distribution` results.
 
     Raises:
-        WorkloadError: Missing file or malformed line.
+        WorkloadError: Missing file, malformed line, or a job number (field 1) given twice.
     """
     header = SWFHeader()
     blocks = [values for values, _ in iter_swf_chunks(path, header)]
     data = np.concatenate(blocks) if blocks else np.empty((0, 18))
+    check_unique_job_numbers(data[data[:, 0] != UNKNOWN, 0], path)
     size = np.where(data[:, 7] > 0, data[:, 7], data[:, 4])
     memory = np.where(data[:, 9] >= 0, data[:, 9], data[:, 6])
     submit = data[:, 1]

@@ -23,7 +23,6 @@ import io
 import math
 import os
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, NamedTuple
@@ -31,7 +30,9 @@ from typing import IO, NamedTuple
 import numpy as np
 
 from hdeeprm.errors import WorkloadError
-from hdeeprm.workload.model import MAX_TIME, MAX_TIME_TEXT
+from hdeeprm.reading import DIGITS as _DIGITS
+from hdeeprm.reading import MAX_INTEGER, MAX_TIME, MAX_TIME_TEXT, READ_ERRORS
+from hdeeprm.reading import NUMBER as _NUMBER
 
 #: Names of the 18 SWF fields, in file order (SWF v2.2, fields 1..18).
 FIELD_NAMES: tuple[str, ...] = (
@@ -59,20 +60,10 @@ NB_FIELDS = len(FIELD_NAMES)
 #: 0-based indices of the fields that must be integers (counts, identifiers, status).
 INTEGER_FIELDS: frozenset[int] = frozenset({0, 4, 7, 10, 11, 12, 13, 14, 15, 16})
 #: 0-based indices of the fields in seconds (submit, wait, run, average CPU, requested and
-#: think times): each must be below :data:`~hdeeprm.workload.model.MAX_TIME`.
+#: think times): each must be below :data:`~hdeeprm.reading.MAX_TIME`.
 TIME_FIELDS: frozenset[int] = frozenset({1, 2, 3, 5, 8, 17})
-#: Largest value of an integer field: 2**53 - 1, the largest integer a double (the reader's
-#: array type) holds exactly. A larger count or job number would silently change value.
-MAX_INTEGER = 2 ** 53 - 1
-#: What reading a corrupt or truncated (gzip) file raises: caught and reported as a WorkloadError.
-READ_ERRORS = (OSError, EOFError, zlib.error)
 #: The value SWF uses for "unknown".
 UNKNOWN = -1
-#: The text of an SWF number: optional ``-``, digits with an optional decimal part, an
-#: optional exponent. Python's ``int()``/``float()`` also take ``+2``, ``5_0`` and non-ASCII
-#: digits, which are not SWF numbers and are rejected.
-_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-_DIGITS = re.compile(r"-?[0-9]+")
 
 _KEY_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 
@@ -307,7 +298,7 @@ def parse_swf_line(text: str, path: str = "<string>", line: int = 0) -> SWFRecor
         WorkloadError: Not exactly 18 fields, a field that is not an SWF number (or not an
             integer for counts and identifiers, see :data:`INTEGER_FIELDS`), a negative
             value other than -1, an integer above :data:`MAX_INTEGER` or a time (see
-            :data:`TIME_FIELDS`) not below :data:`~hdeeprm.workload.model.MAX_TIME`. The
+            :data:`TIME_FIELDS`) not below :data:`~hdeeprm.reading.MAX_TIME`. The
             message names the field, e.g.
             ``field 5 (allocated processors) must be an integer, got 'x' (trace.swf:12)``.
     """
@@ -430,6 +421,36 @@ def iter_swf_chunks(path: str | os.PathLike, header: SWFHeader | None = None,
                 size = min(2 * size, chunk_lines)
     if texts:
         yield _parse_chunk(texts, numbers, name), np.array(numbers, dtype=np.int64)
+
+
+def check_unique_job_numbers(numbers: np.ndarray, source: str | os.PathLike | None) -> None:
+    """Refuse a job number (SWF field 1) given twice, naming the lines of both.
+
+    Args:
+        numbers: Job numbers, shape ``(n,)``, any real dtype (pass only the known ones: ``-1`` is "unknown").
+        source: The trace they were read from; when it is a file, it is read again (on the error path only)
+            to find the two lines.
+
+    Raises:
+        WorkloadError: ``field 1 (job number) must be unique, got 7 again (first on line 3) (trace.swf:9)``.
+    """
+    ordered = np.sort(numbers)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not repeated.size:
+        return
+    number = int(repeated[0])
+    source = os.fspath(source) if source else ""
+    lines: list[int] = []
+    if source and os.path.isfile(source):   # the error path only: find where it is
+        for values, where in iter_swf_chunks(source):
+            lines += where[values[:, 0] == number].tolist()
+            if len(lines) >= 2:
+                break
+    if len(lines) >= 2:
+        raise WorkloadError(f"field 1 (job number) must be unique, got {number} again (first on line "
+                            f"{lines[0]})", source, lines[1], "job number")
+    raise WorkloadError(f"field 1 (job number) must be unique, got {number} twice", source or None,
+                        field="job number")
 
 
 def read_swf_header(path: str | os.PathLike) -> SWFHeader:

@@ -23,9 +23,9 @@ def test_real_all_node_list_keeps_cpu_only_nodes(shared):
 @pytest.mark.parametrize("body, message", [
     ("n1,1000,10,2,V100M61\n", "model must be a known gpu type, got 'V100M61'; did you mean 'V100M16'?"),
     ("n1,1000,10,2,\n", "model must be given exactly when gpu > 0, got gpu=2 and model=''"),
-    ("n1,1000,-10,2,T4\n", "memory_mib must be a non-negative integer, got '-10'"),
+    ("n1,1000,-10,2,T4\n", "memory_mib must be an integer in 1..134217728 (MiB of one node), got '-10'"),
     ("n1,1000,10,2\n", "a node row must have 5 fields, got 4"),
-    ("n1,1000,10,2,T4\nn1,1000,10,2,T4\n", "sn must be a unique node name, got 'n1'"),
+    ("n1,1000,10,2,T4\nn1,1000,10,2,T4\n", "sn must be unique, got 'n1' again (first on line 2)"),
 ])
 def test_bad_rows_name_file_and_line(tmp_path, body, message):
     path = tmp_path / "nodes.csv"

@@ -89,5 +89,4 @@ def test_cli_error_is_one_line_on_stderr_with_status_2(tmp_path, capsys):
     assert main(["xml", str(missing), "-o", str(tmp_path / "x.xml")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == ("hdeeprm-platform: error: cannot read platform file: No such file or directory "
-                            f"({missing})\n")
+    assert captured.err == f"hdeeprm-platform: error: platform file not found ({missing})\n"

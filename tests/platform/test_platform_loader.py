@@ -125,7 +125,7 @@ def test_missing_platform_file(tmp_path):
     path = tmp_path / "nope.json"
     with pytest.raises(PlatformError) as err:
         load_platform(path)
-    assert str(err.value) == f"cannot read platform file: No such file or directory ({path})"
+    assert str(err.value) == f"platform file not found ({path})"
 
 
 def test_malformed_json_names_the_line(tmp_path):

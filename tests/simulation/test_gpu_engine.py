@@ -214,3 +214,14 @@ def test_conservative_backfilling_is_refused_for_gpu_runs():
     with pytest.raises(OptionsError, match="^start strategy 'conservative_backfilling' is not available for GPU "
                                            "jobs; use one of greedy, head_of_line, easy_backfilling$"):
         simulate_gpu(_two_gpu_node(), _reservation_jobs(), GpuRunConfig(start_strategy="conservative_backfilling"))
+
+
+def test_a_cpu_only_job_runs_its_duration_whatever_the_gpus_of_its_node():
+    # The T4 node is ~1.94x slower than the V100 reference; a pod that uses no GPU must not pay it
+    # (issue 22: a 151 s CPU-only pod ran 292.68 s on a T4 node).
+    cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4")])
+    jobs = gpu_jobs([("cpu", 0, 151, 0, 0, 1000, 1024, 0, ""), ("gpu", 0, 100, 1, 1000, 1000, 1024, 0, "")])
+    result = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit"))
+    assert result.speed.tolist() == [1.0, pytest.approx(15.7 / 8.1)]
+    assert result.finish[0] == 151.0
+    assert result.finish[1] == pytest.approx(100 * 15.7 / 8.1)

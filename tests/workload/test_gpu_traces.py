@@ -34,7 +34,7 @@ def test_gpu_spec_variant_lists_allowed_models(shared):
     ("p1,1000,10,0,300", "gpu_milli must be 0 when num_gpu is 0, got 300"),
     ("p1,1000,10,2,500", "gpu_milli must be 1000 (whole GPUs) when num_gpu > 1, got 500"),
     ("p1,1000,10,1,1200", "gpu_milli must be 1..1000 when num_gpu is 1, got 1200"),
-    ("p1,x,10,1,1000", "cpu_milli must be a non-negative integer, got 'x'"),
+    ("p1,x,10,1,1000", "cpu_milli must be an integer in 0..10000000 (thousandths of a core of one pod), got 'x'"),
 ])
 def test_bad_pod_rows(tmp_path, row, message):
     path = tmp_path / "pods.csv"
