@@ -85,7 +85,7 @@ class _Backfilling(StartStrategy):
 
     def _select(self, job: Job) -> np.ndarray | None:
         m = self.manager
-        return m.selector.select(job, m.core_policy)
+        return m.select(job, m.core_policy)
 
     def _start(self, job: Job, cores: np.ndarray, place: Place) -> None:
         place(job, cores)
@@ -99,10 +99,15 @@ class _Backfilling(StartStrategy):
         return sorted(((end if end >= now else soon, seq, job, cores)
                        for end, seq, job, cores in self.running.values()), key=lambda e: (e[0], e[1]))
 
-    def _fits(self, job: Job, free: np.ndarray, mem: np.ndarray | None) -> bool:
-        """Whether ``job`` fits on the ``free`` cores (bool, (nb_cores,)) with node memory ``mem`` (MB)."""
+    def _fits(self, job: Job, free: np.ndarray, mem: np.ndarray | None, gpus=None) -> bool:
+        """Whether ``job`` fits on the ``free`` cores (bool, (nb_cores,)) with node memory ``mem`` (MB).
+
+        A job asking for GPUs also needs them on the node of its cores, in GPU state ``gpus``.
+        """
         if int(np.count_nonzero(free)) < job.res:
             return False
+        if gpus is not None:
+            return self.manager.gpus.fits(job, gpus, free, mem)
         if mem is None:
             return True
         h = self.manager.hierarchy
@@ -116,23 +121,28 @@ class _Backfilling(StartStrategy):
             The earliest estimated time in seconds (``math.inf`` if never) and the number of
             free cores then.
         """
-        st, h = self.manager.resources, self.manager.hierarchy
+        st, h, binder = self.manager.resources, self.manager.hierarchy, self.manager.gpus
         free = st.core_free.copy()
         mem = st.node_free_mem.copy() if head.mem > 0.0 else None
+        gpus = binder.what_if() if head.num_gpu and binder is not None else None
         if hold is not None:
             job, cores = hold
             free[cores] = False
             if mem is not None and job.mem > 0.0:
                 np.subtract.at(mem, h.core_node[cores], job.mem)
+            if gpus is not None:
+                binder.move(gpus, job, cores, binder.pending(job) if job.num_gpu else None, -1)
         now = self.manager.now
-        when = now if self._fits(head, free, mem) else math.inf
+        when = now if self._fits(head, free, mem, gpus) else math.inf
         for end, _, job, cores in self._by_end():
             if end > when:
                 break
             free[cores] = True   # every job ending by then, for the count of free cores then
             if mem is not None and job.mem > 0.0:
                 np.add.at(mem, h.core_node[cores], job.mem)
-            if when == math.inf and self._fits(head, free, mem):
+            if gpus is not None:
+                binder.move(gpus, job, cores, binder.held.get(job.index), +1)
+            if when == math.inf and self._fits(head, free, mem, gpus):
                 when = end
         return when, (int(np.count_nonzero(free)) if when < math.inf else 0)
 
@@ -203,7 +213,7 @@ class EasyBackfilling(_Backfilling):
             cores = self._select(job)
             if cores is None:
                 continue
-            if short or head.mem <= 0.0 or self._fit_time(head, (job, cores))[0] <= shadow:
+            if short or (head.mem <= 0.0 and not head.num_gpu) or self._fit_time(head, (job, cores))[0] <= shadow:
                 self._start(job, cores, place)
                 started.append(job)
                 if not short:

@@ -69,12 +69,14 @@ class CoreSelector:
         self._frugal = np.lexsort((idx, np.asarray(h.core_power)))
         self._policies = {name: getattr(self, CORE_SELECTIONS[name]) for name in CORE_SELECTIONS}
 
-    def select(self, job: Job, policy: str) -> np.ndarray | None:
+    def select(self, job: Job, policy: str, within: np.ndarray | None = None) -> np.ndarray | None:
         """Cores for ``job`` under ``policy``, or None when it does not fit now.
 
         Args:
             job: A queued job.
             policy: A name registered in :data:`CORE_SELECTIONS` (validated by the caller).
+            within: Only these cores may be taken, bool (nb_cores,) (e.g. the cores of the node holding the
+                job's GPUs); None: any core.
 
         Returns:
             Core ids, int64, shape (job.res,), in the order they were taken.
@@ -83,6 +85,8 @@ class CoreSelector:
         if job.res > st.nb_free:
             return None
         cand = st.candidates(job.mem)
+        if within is not None:
+            cand = cand & within
         cap = node_capacity(st, job.mem) if job.mem > 0.0 else None
         return self._policies[policy](job, cand, cap)
 

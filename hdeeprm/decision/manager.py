@@ -34,6 +34,7 @@ import numpy as np
 from hdeeprm.decision.actions import VOID, policy_pair
 from hdeeprm.decision.contention import ContentionModel, ResourceState
 from hdeeprm.decision.core_selection import CoreSelector, node_capacity
+from hdeeprm.decision.gpu_binding import GpuBinder
 from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads
 from hdeeprm.decision.strategies import HeadOfLine, StartStrategy
 from hdeeprm.errors import AgentError
@@ -60,6 +61,9 @@ class WorkloadManager:
             jobs run.
         jobs: All jobs of the workload, by index (optional): lets
             :meth:`action_mask` tabulate the policies' sort keys once.
+        gpus: The GPU side of a platform whose nodes carry GPUs
+            (:class:`~hdeeprm.decision.gpu_binding.GpuBinder`), or None: jobs asking for GPUs then get their
+            cores and GPUs on one node.
 
     Attributes:
         queue: Pending jobs in submission order.
@@ -73,7 +77,7 @@ class WorkloadManager:
     def __init__(self, simulator: SimulatorPort, hierarchy: ResourceHierarchy, *,
                  actions: Sequence[int] | None = None, seed: int = 0,
                  model: ContentionModel | None = None, strategy: StartStrategy | None = None,
-                 has_future_events=None, jobs: Sequence[Job] | None = None) -> None:
+                 has_future_events=None, jobs: Sequence[Job] | None = None, gpus: GpuBinder | None = None) -> None:
         self.sim = simulator
         self.hierarchy = hierarchy
         self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
@@ -81,6 +85,9 @@ class WorkloadManager:
         self.rng = np.random.default_rng(seed)
         self.resources = ResourceState(hierarchy, model)
         self.selector = CoreSelector(self.resources, self.rng)
+        self.gpus = gpus
+        #: ``select(job, core_policy)``: the cores a job gets now, or None (and its GPUs, on a GPU platform).
+        self.select = self.selector.select if gpus is None else self._select_with_gpus
         self.strategy = strategy or HeadOfLine()
         self.queue: list[Job] = []
         self.running: dict[int, tuple[Job, np.ndarray]] = {}
@@ -121,6 +128,8 @@ class WorkloadManager:
                 continue
             ended.append(entry)
             self._switch(self.resources.release(job, entry[1], now))
+            if self.gpus is not None:
+                self.gpus.give_cores(job, entry[1])
         nb_queued = len(self.queue)
         for job in submitted:
             reason = self.never_fits(job)
@@ -139,6 +148,12 @@ class WorkloadManager:
         for more memory per core than the nodes can give that many cores.
         """
         h = self.hierarchy
+        if job.num_gpu:
+            if self.gpus is None:
+                return f"requests {job.num_gpu} GPUs, the platform has none"
+            reason = self.gpus.never_fits(job)
+            if reason is not None:
+                return reason
         if job.res > h.nb_cores:
             return f"requests {job.res} cores, the platform has {h.nb_cores}"
         if job.mem > 0.0:
@@ -188,7 +203,7 @@ class WorkloadManager:
 
     def _start(self, job_policy: str, core_policy: str) -> int:
         ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now)
-        select, launch = self.selector.select, self._launch
+        select, launch = self.select, self._launch
         self.core_policy = core_policy
 
         def place(job: Job, cores: np.ndarray | None = None) -> bool:
@@ -224,7 +239,7 @@ class WorkloadManager:
         self.decisions += 1
         self.queue_before = len(self.queue)
         job = self.queue[position]
-        cores = self.selector.select(job, core_policy)
+        cores = self.select(job, core_policy)
         if cores is None:
             return False
         self._launch(job, cores)
@@ -235,9 +250,21 @@ class WorkloadManager:
         """The agent chooses to start nothing now (a job-slot agent's wait): it counts as a decision."""
         self.decisions += 1
 
+    def _select_with_gpus(self, job: Job, core_policy: str, within: np.ndarray | None = None) -> np.ndarray | None:
+        """:attr:`select` on a GPU platform: a job asking for GPUs gets a node's cores and GPUs."""
+        if not job.num_gpu:
+            return self.selector.select(job, core_policy, within)
+        return self.gpus.choose(job, lambda node_cores: self.selector.select(job, core_policy, node_cores))
+
     def _launch(self, job: Job, cores: np.ndarray) -> None:
         """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB."""
         self._switch(self.resources.allocate(job, cores, self.now))
+        if self.gpus is not None:
+            share = self.gpus.take_cores(job, cores)
+            if share is not None:
+                self.sim.execute_job(job, cores.tolist(), gpus=[share])
+                self.running[job.index] = (job, cores)
+                return
         # The embedded engine takes the array as it is (cheaper to check than a list).
         self.sim.execute_job(job, cores if self._set_pstates is not None else cores.tolist())
         self.running[job.index] = (job, cores)
@@ -289,6 +316,8 @@ class WorkloadManager:
         """Whether ``job`` could start now: enough free cores, with node memory for its MB per core."""
         if job.res > self.resources.nb_free:
             return False
+        if job.num_gpu and self.gpus is not None:
+            return self.gpus.fits_now(job, self.resources)
         if job.mem <= 0.0:
             return True
         return int(node_capacity(self.resources, job.mem).sum()) >= job.res

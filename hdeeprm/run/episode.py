@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hdeeprm.decision.contention import ContentionModel
+from hdeeprm.decision.gpu_binding import DEFAULT_BINDING_PLACEMENT, GpuBinder
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.strategies import StartStrategy, make_start_strategy
 from hdeeprm.decision.view import StateView
@@ -27,7 +28,9 @@ from hdeeprm.outputs.metrics import consumed_joules, summarize
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.errors import OptionsError
+from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine, SimulationResult
+from hdeeprm.simulation.gpu_model import GpuDemand, GpuModel, GpuSpeedModel
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Workload
 
@@ -53,6 +56,12 @@ class Episode:
             their rows; :meth:`write_outputs` must then be given the same folder, and
             :meth:`close` closes the files if the run is abandoned.
         prefix: File name prefix of the streamed files.
+        gpus: The GPUs of the platform's nodes (:class:`~hdeeprm.platform.openb.GpuCluster`, one node per node of
+            ``hierarchy``), or None. With them, jobs asking for GPUs (``num_gpu``) get cores and GPUs on one node
+            (:mod:`hdeeprm.decision.gpu_binding`) and run at the GPUs' speed, and the energy counts the GPUs'
+            (:mod:`hdeeprm.simulation.gpu_model`).
+        gpu_placement: GPU placement policy that scores the nodes of such jobs.
+        gpu_speed: How fast such jobs run on the GPUs (reference type, precision, penalties).
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
@@ -65,7 +74,8 @@ class Episode:
     def __init__(self, hierarchy: ResourceHierarchy, workload: Workload, *, actions: Sequence[int],
                  seed: int = 0, record: bool = True, model: ContentionModel | None = None,
                  strategy: StartStrategy | None = None, stream_to: str | Path | None = None,
-                 prefix: str = "out") -> None:
+                 prefix: str = "out", gpus: GpuCluster | None = None,
+                 gpu_placement: str = DEFAULT_BINDING_PLACEMENT, gpu_speed: GpuSpeedModel = GpuSpeedModel()) -> None:
         self.hierarchy = hierarchy
         self.workload = workload
         hosts = hierarchy.host_specs()
@@ -80,10 +90,13 @@ class Episode:
 
             def recorder(nb_hosts, account):
                 return CsvStream(nb_hosts, account, files, workload.name)
-        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder)
+        self.gpu_model = None if gpus is None else GpuModel(gpus, GpuDemand.of(workload.jobs), gpu_speed)
+        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=self.gpu_model)
+        binder = None if gpus is None else GpuBinder(gpus, hierarchy.core_node, gpu_placement,
+                                                     np.random.default_rng(seed))
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
                                        strategy=strategy, has_future_events=self.engine.has_pending_events,
-                                       jobs=workload.jobs)
+                                       jobs=workload.jobs, gpus=binder)
         self.view = StateView(self.manager, workload, self.engine.progress)
         self.done = False
         self.jobs_ended = 0
@@ -128,8 +141,13 @@ class Episode:
     def _metrics(self, result: SimulationResult) -> dict[str, float | int]:
         """:meth:`metrics` from a snapshot already taken."""
         energy = consumed_joules(result.first_submission_energy, result.last_completion_energy)
-        return decision_metrics(self.manager, self.workload, result.state, result.start_time, result.finish_time,
-                                energy)
+        if self.gpu_model is None:
+            return decision_metrics(self.manager, self.workload, result.state, result.start_time,
+                                    result.finish_time, energy)
+        gpu_energy = self.gpu_model.spent   # from the first submission to the last job end, as the cores'
+        metrics = decision_metrics(self.manager, self.workload, result.state, result.start_time, result.finish_time,
+                                   energy + gpu_energy)
+        return {**metrics, "cpu_energy": energy, "gpu_energy": gpu_energy}
 
     def write_outputs(self, outdir: str | Path, prefix: str = "out") -> dict[str, float | int]:
         """Write the Batsim-format CSVs, the metrics summary and ``overutilizations.json``.

@@ -357,7 +357,7 @@ class Engine(EventKernel):
             host_busy[h] += ran
             host_last_end[h] = now   # time never goes back: the last end on this host so far
         self._n_busy -= len(idx)
-        if self._on_gpus[i]:
+        if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
             self._on_gpus[i] = False
             self._gpu.end(i)
         computed = self._is_ph[i]

@@ -149,7 +149,8 @@ class GpuModel:
 
     Args:
         cluster: The GPU cluster (nodes, GPU models and counts).
-        jobs: The GPU requests of the run's jobs, by job index (the kernel's job indices).
+        jobs: The GPU requests of the run's jobs, by job index (the kernel's job indices): a
+            :class:`~hdeeprm.workload.gpu_jobs.GpuJobs` or a :class:`GpuDemand`.
         speed: The speed model.
 
     Attributes:
@@ -168,7 +169,8 @@ class GpuModel:
         OptionsError: See :func:`type_factors`; a slowdown factor below 1.
     """
 
-    def __init__(self, cluster: GpuCluster, jobs: GpuJobs, speed: GpuSpeedModel = GpuSpeedModel()) -> None:
+    def __init__(self, cluster: GpuCluster, jobs: GpuJobs | GpuDemand,
+                 speed: GpuSpeedModel = GpuSpeedModel()) -> None:
         for name in ("share_slowdown", "spread_slowdown"):
             if not getattr(speed, name) >= 1.0:
                 raise OptionsError(f"gpu {name} must be a run-time factor >= 1, got {getattr(speed, name)!r}")
@@ -234,7 +236,7 @@ class GpuModel:
         return factor
 
     def end(self, job: int) -> None:
-        """Free the GPUs of ``job``, which ends now (at :attr:`now`)."""
+        """Free the GPUs of ``job`` (if it holds any), which ends now (at :attr:`now`): the energy window grows."""
         model = self.cluster.gpu_model
         for p in self._held_by.pop(job, ()):
             self.held[model[p.node]] -= p.gpu_milli * len(p.gpus)
@@ -257,6 +259,28 @@ class GpuModel:
     def busy_gpus(self) -> int:
         """GPUs holding at least one job now."""
         return int((self.busy > 0).sum())
+
+
+@dataclass(frozen=True)
+class GpuDemand:
+    """The GPU requests of a workload's jobs, by job index (what :class:`GpuModel` reads of its jobs).
+
+    Attributes:
+        num_gpu: GPUs each job asks for, int64 (J,).
+        gpu_milli: Thousandths of each of them, int64 (J,).
+    """
+
+    num_gpu: np.ndarray
+    gpu_milli: np.ndarray
+
+    @classmethod
+    def of(cls, jobs: Sequence) -> GpuDemand:
+        """The demand of :class:`~hdeeprm.workload.model.Job` objects (their ``num_gpu`` and ``gpu_milli``)."""
+        return cls(np.array([j.num_gpu for j in jobs], dtype=np.int64),
+                   np.array([j.gpu_milli for j in jobs], dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.num_gpu)
 
 
 def as_speed_model(config: object) -> GpuSpeedModel:

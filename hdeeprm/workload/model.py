@@ -84,6 +84,9 @@ class Job:
         swf_id: SWF job number (field 1) the job came from, or -1.
         requested_time: The run-time estimate the scheduler sees, in seconds
             (equal to ``walltime`` when the job has one).
+        num_gpu: GPUs requested on the node of its cores (0 = none; platforms whose nodes carry GPUs,
+            :mod:`hdeeprm.decision.gpu_binding`).
+        gpu_milli: Thousandths of each of those GPUs (1000 = a whole GPU, less = a share of one).
     """
 
     index: int
@@ -96,6 +99,8 @@ class Job:
     mem_bw: float = 0.0
     swf_id: int = -1
     requested_time: float = -1.0
+    num_gpu: int = 0
+    gpu_milli: int = 0
 
 
 @dataclass(slots=True)
