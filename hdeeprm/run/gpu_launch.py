@@ -21,6 +21,7 @@ from types import SimpleNamespace
 
 from hdeeprm.config.options import Options
 from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.files import atomic_write
 from hdeeprm.outputs.gpu_outputs import write_gpu_outputs
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
@@ -57,7 +58,8 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libr
             simulator asked for, or invalid ``gpu`` values.
         PlatformError, WorkloadError: Invalid input files.
     """
-    from hdeeprm.run.launch import FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, write_run_info
+    from hdeeprm.run.launch import (FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, end_failed,
+                                    write_run_info)
 
     given = {name: value for name, value in (unsupported or {}).items() if value}
     if given:
@@ -77,24 +79,34 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libr
     workload = SimpleNamespace(source=jobs.source, jobs=jobs.ids, report=jobs.report)   # what run.json reports
     extra = {"simulator": "gpu", "platform": {"source": cluster.source, "nodes": cluster.nb_nodes,
                                               "gpus": cluster.nb_gpus, "models": list(cluster.models)}}
-    claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path, *libraries))
-    write_run_info(outdir, options, workload, extra, status=RUNNING)
-    log.info("GPU run: %d jobs on %d GPUs of %d nodes, %s / %s, outputs in %s", len(jobs), cluster.nb_gpus,
-             cluster.nb_nodes, config.placement, config.ordering, outdir)
+    if len(jobs) == 0:
+        log.warning("the GPU workload selection is empty (%s, first_job %d, nb_jobs %s): the run has no job",
+                    jobs.source, int((options.gpu or {}).get("first_job", 0)), options.nb_jobs)
+    if cluster.nb_gpus == 0:
+        log.warning("the GPU platform %s has no GPU: every job asking for one is rejected", cluster.source)
+    lock = claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path,
+                                      *libraries))
     try:
-        result = simulate_gpu(cluster, jobs, config)
-        metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
-        with open(outdir / "episodes.csv", "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(metrics))
-            writer.writeheader()
-            writer.writerow(metrics)
-        (outdir / "makespans.log").write_text(f"{float(metrics['makespan'])!r}\n")
-    except KeyboardInterrupt:
-        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=INTERRUPTED)
-        raise
-    except Exception as exc:
-        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0,
-                                                   "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
-        raise
-    write_run_info(outdir, options, workload, {**extra, "episodes_completed": 1})
+        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=RUNNING)
+        log.info("GPU run: %d jobs on %d GPUs of %d nodes, %s / %s, outputs in %s", len(jobs), cluster.nb_gpus,
+                 cluster.nb_nodes, config.placement, config.ordering, outdir)
+        try:
+            result = simulate_gpu(cluster, jobs, config)
+            metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
+            with atomic_write(outdir / "episodes.csv") as f:
+                writer = csv.DictWriter(f, fieldnames=list(metrics))
+                writer.writeheader()
+                writer.writerow(metrics)
+            with atomic_write(outdir / "makespans.log") as f:
+                f.write(f"{float(metrics['makespan'])!r}\n")
+            write_run_info(outdir, options, workload, {**extra, "episodes_completed": 1})
+        except KeyboardInterrupt:
+            write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=INTERRUPTED)
+            raise
+        except Exception as exc:
+            end_failed(outdir, exc, lambda more: write_run_info(
+                outdir, options, workload, {**extra, "episodes_completed": 0, **more}, status=FAILED))
+            raise
+    finally:
+        lock.release()
     return RunResult(metrics=[metrics], outdir=outdir)
