@@ -1,9 +1,19 @@
-"""HDeepRM's console scripts, one module each; :func:`guarded` turns errors into exit codes."""
+"""HDeepRM's console scripts, one module each.
+
+Every command's ``main`` is wrapped by :func:`command` (Ctrl-C at any moment, argument parsing
+included, ends with ``prog: interrupted`` and exit 130) and runs its work through :func:`guarded`
+(errors become one line and an exit code). Importing this package also makes an interrupt that
+no ``main`` could catch (while the interpreter imports a command, or after ``main`` returned) end
+with ``interrupted`` instead of a traceback (:func:`_interrupt_hook`).
+"""
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hdeeprm.errors import AgentError, HDeepRMError, InputError
 
@@ -76,3 +86,51 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
+
+
+def _interrupted(prog: str) -> int:
+    """Say that ``prog`` was interrupted (a second Ctrl-C while saying it is ignored); return 130."""
+    with contextlib.suppress(KeyboardInterrupt, OSError):
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
+
+
+def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate a command's ``main(argv=None) -> int`` so that Ctrl-C never gives a traceback.
+
+    The one wrapper of every console script: a :class:`KeyboardInterrupt` raised anywhere in
+    ``main`` (while parsing the arguments, importing NumPy, running, writing, or cleaning up after
+    a first interrupt) ends with ``prog: interrupted`` on stderr and exit code
+    :data:`EXIT_INTERRUPTED` (130).
+
+    Args:
+        prog: Command name used in the message, e.g. ``"hdeeprm-launch"``.
+
+    Returns:
+        The decorator.
+    """
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapped(argv: Sequence[str] | None = None) -> int:
+            try:
+                return main(argv)
+            except KeyboardInterrupt:
+                return _interrupted(prog)
+        return wrapped
+    return decorate
+
+
+def _interrupt_hook(kind, value, tb, previous=sys.excepthook) -> None:
+    """``sys.excepthook``: an uncaught Ctrl-C prints ``prog: interrupted``, anything else as before.
+
+    Python then ends the process by SIGINT, which shells report as 130.
+    """
+    if issubclass(kind, KeyboardInterrupt):
+        name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+        _interrupted(name if name.startswith("hdeeprm-") else "hdeeprm")
+        return
+    previous(kind, value, tb)
+
+
+if sys.excepthook is sys.__excepthook__:
+    sys.excepthook = _interrupt_hook

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.cli.launch import OPTIONS_HELP
 
 PROG = "hdeeprm-check"
@@ -39,6 +39,7 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-check``.
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, mean_and_sd, plot_against_arrived
@@ -163,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-gpu``.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-run"
 #: Where the help sends users for the options file.
@@ -100,6 +100,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+@command("hdeeprm-launch")
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 3 agent failure, 130 interrupted)."""
     args = parse_args(argv)

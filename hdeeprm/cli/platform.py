@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.platform import load_platform, write_simgrid_platform
 from hdeeprm.platform.simgrid_export import NETWORK_MODES
 from hdeeprm.platform.hierarchy import ResourceHierarchy
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-platform``.
 

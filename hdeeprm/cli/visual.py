@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.errors import InputError
 
 PROG = "hdeeprm-visual"
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command(PROG)
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
     args = build_parser().parse_args(argv)

@@ -29,7 +29,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.errors import OptionsError
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
@@ -240,6 +240,7 @@ def _gpu_stats(args: argparse.Namespace) -> None:
     print(json.dumps(columns, indent=2) if args.json else format_gpu_stats(columns))
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-workload``.
 

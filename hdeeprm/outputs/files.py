@@ -121,6 +121,53 @@ class FolderLock:
         self.release()
 
 
+def check_output_folder(folder: str | os.PathLike, option: str = "-o") -> None:
+    """Refuse, before any work, an output folder that cannot be one or that another live run holds.
+
+    Args:
+        folder: The output folder (it need not exist).
+        option: The option that named it, for the message.
+
+    Raises:
+        OptionsError: ``"-o PATH: must be a folder, got a file"``, ``"-o PATH: PARENT is a file, not a
+            folder"`` or ``"-o PATH: in use by another run (pid N): ..."``.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OptionsError(f"{option} {folder}: must be a folder, got a file")
+    _check_parents(folder, option)
+    pid = folder_owner(folder)
+    if pid is not None:
+        raise OptionsError(f"{option} {folder}: in use by another run (pid {pid}): wait for it to end or "
+                           "choose another folder")
+
+
+def check_output_file(path: str | os.PathLike, option: str = "-o") -> None:
+    """Refuse, before any work, an output file that names a folder or sits under a file.
+
+    Args:
+        path: The file to write (it need not exist).
+        option: The option that named it, for the message.
+
+    Raises:
+        OptionsError: ``"-o PATH: must be a file, got a folder"`` or ``"-o PATH: PARENT is a file, not a
+            folder"``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OptionsError(f"{option} {path}: must be a file, got a folder")
+    _check_parents(path, option)
+
+
+def _check_parents(path: Path, option: str) -> None:
+    """Raise when the nearest existing ancestor of ``path`` is not a folder."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OptionsError(f"{option} {path}: {parent} is a file, not a folder")
+            return
+
+
 def folder_owner(folder: str | os.PathLike) -> str | None:
     """The process id of the other live process that holds ``folder``'s lock (:func:`lock_folder`), if any.
 

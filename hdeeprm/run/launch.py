@@ -30,7 +30,7 @@ from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
-from hdeeprm.outputs.files import (FolderLock, atomic_write, folder_owner, lock_folder, naming,
+from hdeeprm.outputs.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
                                    remove_folder_orphans)
 from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.run.episode import run_episode
@@ -84,7 +84,7 @@ def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> Folder
         OptionsError: ``outdir`` exists and is not a directory, or another run holds it.
         OSError: The folder cannot be created or a file removed.
     """
-    check_outdir(outdir)
+    check_output_folder(outdir)
     lock = lock_folder(outdir)
     try:
         dead = previous_run(outdir)
@@ -102,31 +102,6 @@ def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> Folder
     if removed:
         log.info("removed %d output file(s) of a previous run from %s", len(removed), outdir)
     return lock
-
-
-def check_outdir(outdir: str | Path, option: str = "-o") -> None:
-    """Refuse, before any work, an output folder that is a file or that another live run holds.
-
-    Args:
-        outdir: The output folder (it need not exist).
-        option: The option that named it, for the message.
-
-    Raises:
-        OptionsError: ``"-o PATH: must be a folder, got a file"`` or ``"-o PATH: in use by another run
-            (pid N): ..."``.
-    """
-    outdir = Path(outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise OptionsError(f"{option} {outdir}: must be a folder, got a file")
-    for parent in outdir.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OptionsError(f"{option} {outdir}: {parent} is a file, not a folder")
-            break
-    pid = folder_owner(outdir)
-    if pid is not None:
-        raise OptionsError(f"{option} {outdir}: in use by another run (pid {pid}): wait for it to end or "
-                           "choose another folder")
 
 
 #: States of a run folder's run, as :func:`previous_run` tells them.
@@ -262,7 +237,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     Raises:
         HDeepRMError: any invalid input (options, platform, workload, agent).
     """
-    check_outdir(outdir)   # a file, or a folder another run holds: refused before any work
+    check_output_folder(outdir)   # a file, or a folder another run holds: refused before any work
     if not isinstance(options, Options):
         options = load_options(options)
     if options.gpu is not None:   # a timed GPU replay (hdeeprm.run.gpu_launch)

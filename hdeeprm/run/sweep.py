@@ -40,10 +40,8 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +50,7 @@ import jsonschema
 from hdeeprm.config.options import Options, load_options, parse_overrides
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
+from hdeeprm.run.pool import worker_map
 
 #: Ways to run the cells: a local process pool (the default) or Ray.
 BACKENDS: tuple[str, ...] = ("processes", "ray")
@@ -252,8 +251,8 @@ def _processes(tasks: list[tuple[Options, str]], jobs: int) -> Iterator[Iterator
     if jobs == 1:
         yield (run_cell(*task) for task in tasks)
         return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        yield pool.map(_run_task, tasks)
+    with worker_map(_run_task, tasks, jobs) as results:
+        yield results
 
 
 @contextlib.contextmanager
