@@ -8,6 +8,7 @@ with ``interrupted`` instead of a traceback (:func:`_interrupt_hook`).
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import logging
@@ -86,6 +87,24 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
+
+
+def add_library_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the type library flags shared by ``hdeeprm-launch`` and ``hdeeprm-check``.
+
+    ``--library types.json`` (processor/node type libraries of a platform JSON) and
+    ``--gpu-library gpus.json`` (GPU type libraries, for GPU runs), both repeatable, later files
+    overriding earlier ones, as ``hdeeprm-platform`` takes them.
+
+    Args:
+        parser: The command's parser; ``args.library`` and ``args.gpu_library`` are lists (default empty).
+    """
+    parser.add_argument("--library", action="append", default=[], metavar="types.json",
+                        help="extra type library JSON for the platform (repeatable; later files override earlier "
+                             "ones), as hdeeprm-platform --library")
+    parser.add_argument("--gpu-library", action="append", default=[], metavar="gpus.json",
+                        help="extra GPU type library JSON for a GPU run's platform (repeatable), as "
+                             "hdeeprm-platform summary --gpu-library")
 
 
 def _interrupted(prog: str) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 from hdeeprm.cli import command, guarded
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.files import check_output_folder
 from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, mean_and_sd, plot_against_arrived
 from hdeeprm.platform.gpu_types import load_gpu_library
 from hdeeprm.platform.openb import read_openb_nodes
@@ -182,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "nodes":
             print(nodes_table(args.node_list, args.library))
             return
+        if args.output:
+            check_output_folder(args.output, "--output")
         if args.seeds < 1 or not args.ratio > 0:
             raise OptionsError(f"--seeds must be >= 1 and --ratio > 0, got {args.seeds} and {args.ratio}")
         trace_dir = Path(args.trace_dir)

@@ -181,7 +181,12 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
 
 
 def _convert(args: argparse.Namespace) -> None:
+    from hdeeprm.outputs.files import check_output_file
     from hdeeprm.workload.batsim_json import write_batsim_workload
+
+    check_output_file(args.output)
+    if args.report:
+        check_output_file(args.report, "--report")
     nb_cores, speed = _platform_size(args)
     workload = swf_to_workload(
         args.trace, nb_cores=nb_cores, reference_speed=speed, nb_jobs=args.nb_jobs,
@@ -204,6 +209,9 @@ def _stats(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
+    from hdeeprm.outputs.files import check_output_file
+
+    check_output_file(args.output)
     if args.model == "gpu":
         _generate_gpu(args)
         return

@@ -28,11 +28,18 @@ def build_platform(options: Options, libraries: Sequence[str | os.PathLike] = ()
         libraries: Extra type library files (later ones override earlier ones and the shipped types).
 
     Raises:
-        OptionsError: no platform given, or ``nb_resources`` differs from the platform's cores.
+        OptionsError: no platform given, a GPU node list given, or ``nb_resources`` differs from the
+            platform's cores.
         PlatformError: the platform file is invalid.
     """
     if not options.platform_file_path:
         raise OptionsError("platform_file_path is required", path=options.source)
+    from hdeeprm.platform.gpu_platform import is_node_list
+
+    if is_node_list(options.platform_file_path):
+        raise OptionsError(f"platform_file_path {options.platform_file_path} is an openb node list (a GPU cluster): "
+                           "a CPU run needs an HDeepRM platform JSON; for a timed GPU run add a 'gpu' block to the "
+                           "options", path=options.source)
     hierarchy = load_platform(options.platform_file_path, extra_libraries=list(libraries))
     if options.nb_resources is not None and options.nb_resources != hierarchy.nb_cores:
         raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.nb_cores} in "

@@ -129,12 +129,12 @@ def check_output_folder(folder: str | os.PathLike, option: str = "-o") -> None:
         option: The option that named it, for the message.
 
     Raises:
-        OptionsError: ``"-o PATH: must be a folder, got a file"``, ``"-o PATH: PARENT is a file, not a
+        OptionsError: ``"-o PATH: must be a directory, got a file"``, ``"-o PATH: PARENT is a file, not a
             folder"`` or ``"-o PATH: in use by another run (pid N): ..."``.
     """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
-        raise OptionsError(f"{option} {folder}: must be a folder, got a file")
+        raise OptionsError(f"{option} {folder}: must be a directory, got a file")
     _check_parents(folder, option)
     pid = folder_owner(folder)
     if pid is not None:
@@ -150,12 +150,12 @@ def check_output_file(path: str | os.PathLike, option: str = "-o") -> None:
         option: The option that named it, for the message.
 
     Raises:
-        OptionsError: ``"-o PATH: must be a file, got a folder"`` or ``"-o PATH: PARENT is a file, not a
+        OptionsError: ``"-o PATH: must be a file, got a directory"`` or ``"-o PATH: PARENT is a file, not a
             folder"``.
     """
     path = Path(path)
     if path.is_dir():
-        raise OptionsError(f"{option} {path}: must be a file, got a folder")
+        raise OptionsError(f"{option} {path}: must be a file, got a directory")
     _check_parents(path, option)
 
 
@@ -164,7 +164,7 @@ def _check_parents(path: Path, option: str) -> None:
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
-                raise OptionsError(f"{option} {path}: {parent} is a file, not a folder")
+                raise OptionsError(f"{option} {path}: {parent} is a file, not a directory")
             return
 
 

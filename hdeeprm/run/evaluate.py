@@ -560,6 +560,10 @@ def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = 
         HDeepRMError: any invalid input (names, files, counts) or misbehaving agent.
     """
     check_output_folder(outdir)
+    if options.gpu is not None:
+        raise OptionsError("hdeeprm-evaluate compares CPU policies on windows of an SWF trace; options with a 'gpu' "
+                           "block are a timed GPU run: run it with hdeeprm-launch (or compare GPU placements with "
+                           "hdeeprm-gpu atc23)", path=options.source)
     policies = parse_policy_list(specs, options.start_strategy) if specs or not train else []   # checked first
     if train:   # the agent and -om are checked before any window is drawn or trained on
         from hdeeprm.agents.checkpoint import check_writable

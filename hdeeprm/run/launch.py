@@ -189,7 +189,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
            inmodel: str | None = None, outmodel: str | None = None, nb_runs: int = 1,
            outdir: str | Path = "hdeeprm-run", quiet: bool = False, simulator: str = "embedded",
            batsim: str = "batsim", checkpoint_every: int | None = None,
-           libraries: Sequence[str | Path] = ()) -> RunResult:
+           libraries: Sequence[str | Path] = (), gpu_libraries: Sequence[str | Path] = ()) -> RunResult:
     """Run ``nb_runs`` episodes as ``hdeeprm-launch`` does and write the outputs.
 
     Writes into ``outdir``: the Batsim-format CSVs and ``out_metrics.json`` of
@@ -230,6 +230,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
         batsim: The Batsim binary with ``simulator="batsim"``.
         checkpoint_every: Also save ``outmodel`` after every this many episodes (None = only at the end).
         libraries: Extra type library files for the platform (as ``hdeeprm-platform --library``).
+        gpu_libraries: Extra GPU type library files, for a GPU run (options with a ``gpu`` block).
 
     Returns:
         The :class:`RunResult`.
@@ -243,10 +244,13 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     if options.gpu is not None:   # a timed GPU replay (hdeeprm.run.gpu_launch)
         from hdeeprm.run.gpu_launch import launch_gpu
 
-        return launch_gpu(options, outdir=outdir, quiet=quiet, libraries=libraries, unsupported={
+        return launch_gpu(options, outdir=outdir, quiet=quiet, libraries=libraries, gpu_libraries=gpu_libraries,
+                          unsupported={
             "-a agent": agent_path, "-cw": custom_workload, "-im": inmodel, "-om": outmodel,
             "-nr > 1": nb_runs != 1, "--simulator batsim": simulator != "embedded",
             "--checkpoint-every": checkpoint_every is not None})
+    if gpu_libraries:
+        raise OptionsError("--gpu-library applies to GPU runs (options with a 'gpu' block)", path=options.source)
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")
