@@ -28,7 +28,7 @@ from hdeeprm.config.options import QUICKSTART_PLATFORM, QUICKSTART_WORKLOAD, Opt
 from hdeeprm.decision.actions import VOID, parse_action
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.strategies import make_start_strategy
-from hdeeprm.env import arguments
+from hdeeprm import arguments
 from hdeeprm.env.observation import make_observer
 from hdeeprm.env.reward import make_reward
 from hdeeprm.errors import OptionsError
@@ -73,7 +73,7 @@ def env_inputs(options: Options | str | Path | None, platform: str | Path | Reso
 
     Raises:
         OptionsError: invalid options or inputs, or an argument breaking a rule of
-            :mod:`hdeeprm.env.arguments` (``options`` neither Options nor path, ``max_steps`` or
+            :mod:`hdeeprm.arguments` (``options`` neither Options nor path, ``max_steps`` or
             ``nb_jobs`` not an integer >= 1, ``seed`` not an integer >= 0, ``queue_sensitivity``
             not a finite number > 0).
     """

@@ -19,7 +19,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.env import arguments
+from hdeeprm import arguments
 from hdeeprm.env.observation import clip_unit
 from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError

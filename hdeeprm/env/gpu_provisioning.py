@@ -21,7 +21,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.env import arguments
+from hdeeprm import arguments
 from hdeeprm.env.observation import clip_unit
 from hdeeprm.env.gpu_placement import episode_metrics, gpu_env_inputs
 from hdeeprm.env.gpu_scenarios import episode_inputs

@@ -26,7 +26,7 @@ from hdeeprm.config.options import Options
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.core_selection import CORE_SELECTIONS
 from hdeeprm.decision.strategies import make_start_strategy
-from hdeeprm.env import arguments
+from hdeeprm import arguments
 from hdeeprm.env.environment import env_inputs
 from hdeeprm.env.observation import clip_unit, job_quantities, queue_normalisers
 from hdeeprm.env.reward import make_reward

@@ -1,4 +1,4 @@
-"""Checks of the arguments of HDeepRM's Gymnasium environments, written once for all of them.
+"""Checks of keyword and command-line arguments, written once: the Gymnasium environments' and others.
 
 Every registered environment (``gymnasium.make("hdeeprm/...", **kwargs)``) checks its keyword
 arguments with these functions before doing any work, so a wrong value is refused with one
@@ -11,6 +11,9 @@ e.g. ``"gpu_slots must be an integer >= 1, got 2.5"``. The rules:
 * ``options`` (:func:`options_argument`) is an :class:`~hdeeprm.config.options.Options`, a path
   (``str`` or :class:`os.PathLike`) or None;
 * action lists (:func:`distinct`) name each action once.
+
+The same rules serve the values of commands that have no argparse type for them (``hdeeprm-gpu
+atc23 --ratio``, ``hdeeprm-workload generate --model gpu``), named by their flags.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ def real(name: str, value: Any, *, minimum: float | None = None, maximum: float 
         name: The argument's name, for the message.
         value: What was given.
         minimum, maximum: Inclusive bounds (None: unbounded).
-        positive: Whether the value must be > 0.
+        positive: Whether the value must be > 0 (instead of ``minimum``).
 
     Returns:
         The value as a ``float``.
@@ -63,9 +66,13 @@ def real(name: str, value: Any, *, minimum: float | None = None, maximum: float 
     Raises:
         OptionsError: ``"NAME must be a finite number > 0, got inf"`` (the rule as given by the bounds).
     """
-    rule = "a finite number" + (" > 0" if positive else "") + (
-        f" in [{minimum:g}, {maximum:g}]" if minimum is not None and maximum is not None
-        else f" >= {minimum:g}" if minimum is not None else f" <= {maximum:g}" if maximum is not None else "")
+    low = "(0" if positive else f"[{minimum:g}" if minimum is not None else None
+    if low is not None and maximum is not None:
+        rule = f"a finite number in {low}, {maximum:g}]"
+    elif low is not None:
+        rule = "a finite number > 0" if positive else f"a finite number >= {minimum:g}"
+    else:
+        rule = "a finite number" + (f" <= {maximum:g}" if maximum is not None else "")
     ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     if ok:
         number = float(value)
