@@ -110,7 +110,7 @@ def test_cpu_observations_never_leave_their_box(env_id, kwargs):
 @pytest.mark.parametrize("env_id, kwargs", [
     (hdeeprm.GPU_PLACEMENT_ENV_ID, {"gpu_slots": 1}),
     (hdeeprm.GPU_PROVISIONING_ENV_ID, {"step_seconds": 1e-3}),
-    (hdeeprm.GPU_PROVISIONING_V1_ENV_ID, {"step_seconds": 1e9}),
+    (hdeeprm.GPU_PROVISIONING_V1_ENV_ID, {"step_seconds": 1e6}),
 ])
 def test_gpu_observations_never_leave_their_box(shared, env_id, kwargs):
     """On the openb cluster with its CPU-only nodes and a pod list with CPU-only pods."""
