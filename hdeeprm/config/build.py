@@ -117,6 +117,26 @@ def load_agent(options: Options, agent_path: str | None) -> type[Agent]:
     return ClassicAgent
 
 
+def check_learning(cls: type, agent_path: str) -> None:
+    """Refuse to train an agent class that has no model (a classic or non-learning agent).
+
+    A learning agent is one that can save its model (``save_checkpoint``), as
+    :class:`~hdeeprm.agents.learning.LearningAgent` and its subclasses.
+
+    Args:
+        cls: The agent file's class (:func:`load_agent`).
+        agent_path: Its file, for the message.
+
+    Raises:
+        OptionsError: ``"--train agent.py: A is not a learning agent (it has no save_checkpoint(), nothing to
+            train): give an agent file whose class learns, or compare it with -p agent.py"``.
+    """
+    if not callable(getattr(cls, "save_checkpoint", None)):
+        raise OptionsError(f"--train {agent_path}: {cls.__name__} is not a learning agent (it has no "
+                           "save_checkpoint(), nothing to train): give an agent file whose class learns, or compare "
+                           f"it with -p {agent_path}")
+
+
 def build_agent(options: Options, cls: type[Agent], observation_size: int) -> Agent:
     """Instantiate the agent class of :func:`load_agent` with what the options offer.
 

@@ -150,13 +150,15 @@ def check_output_file(path: str | os.PathLike, option: str = "-o") -> None:
         option: The option that named it, for the message.
 
     Raises:
-        OptionsError: ``"-o PATH: must be a file, got a directory"`` or ``"-o PATH: PARENT is a file, not a
-            folder"``.
+        OptionsError: ``"-o PATH: must be a file, got a directory"``, ``"-o PATH: PARENT is a file, not a
+            directory"`` or ``"-o PATH: the folder PARENT does not exist: create it first"``.
     """
     path = Path(path)
     if path.is_dir():
         raise OptionsError(f"{option} {path}: must be a file, got a directory")
     _check_parents(path, option)
+    if not path.parent.is_dir():
+        raise OptionsError(f"{option} {path}: the folder {path.parent} does not exist: create it first")
 
 
 def _check_parents(path: Path, option: str) -> None:

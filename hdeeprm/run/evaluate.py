@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.config.build import build_platform, build_workload, load_agent
+from hdeeprm.config.build import build_platform, build_workload, check_learning, load_agent
 from hdeeprm.config.options import Options
 from hdeeprm.decision.actions import action_index, parse_policy_pair
 from hdeeprm.decision.contention import make_contention_model
@@ -412,23 +412,6 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
     finally:
         if bar is not None:
             bar.close()
-
-
-def check_learning(cls: type, agent_path: str) -> None:
-    """Refuse to train an agent class that has no model (a classic or non-learning agent).
-
-    Args:
-        cls: The agent file's class (:func:`hdeeprm.config.build.load_agent`).
-        agent_path: Its file, for the message.
-
-    Raises:
-        OptionsError: ``"--train agent.py: A is not a learning agent (no save_checkpoint(), nothing to
-            train): give an agent file whose class learns, e.g. examples/learning/reinforce.py"``.
-    """
-    if not callable(getattr(cls, "save_checkpoint", None)):
-        raise OptionsError(f"--train {agent_path}: {cls.__name__} is not a learning agent (it has no "
-                           "save_checkpoint(), nothing to train): give an agent file whose class learns, or compare "
-                           f"it with -p {agent_path}")
 
 
 def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *, episodes: int,

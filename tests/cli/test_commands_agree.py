@@ -272,3 +272,11 @@ def test_gpu_stats_memory_follows_the_jobs_not_the_time_span(tmp_path, capsys):
                                  "b,1000,1024,1,1000,,LS,Running,100000000000,100000000100,100000000000\n")
     assert workload_cli.main(["gpu-stats", str(pods), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pods.csv"]["max_jobs_in_a_minute"] == 1
+
+
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
+    target = tmp_path / "nowhere" / "p.xml"
+    rc = platform_cli.main(["xml", str(GAIA), "-o", str(target)])
+    _one_line(capsys, rc, 2, f"hdeeprm-platform: error: -o {target}: the folder {target.parent} does not exist: "
+                             "create it first")
+    assert _listing(tmp_path) == []
