@@ -503,10 +503,11 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
     try:
         for run in range(nb_runs):
             last = run == nb_runs - 1
-            episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
-                                         reward=reward, progress=bar,
-                                         model=make_contention_model(options.contention),
-                                         stream_to=outdir if last else None)
+            with naming(outdir):   # the last episode streams its Batsim CSVs there: a full disk names the folder
+                episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
+                                             reward=reward, progress=bar,
+                                             model=make_contention_model(options.contention),
+                                             stream_to=outdir if last else None)
             with _uninterrupted():   # an episode's update and its record stay together
                 probs = getattr(agent, "probs", None)
                 if probs:
