@@ -293,3 +293,27 @@ def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert (proc.returncode, err) == (130, "hdeeprm-evaluate: interrupted\n")
     assert not (out / ".hdeeprm.lock").exists()
+
+
+def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path):
+    """SIGINT at moments from the interpreter's start to the end of a quickstart run.
+
+    Once ``hdeeprm.cli`` is imported (timed first), every moment ends with ``interrupted`` and 130, or
+    with the run done (exit 0, no message); never a traceback, never a silent death by the signal.
+    """
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import hdeeprm.cli"], env=ENV, check=True)
+    ready = time.monotonic() - start + 0.02
+    outcomes = set()
+    for delay in (0.0, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.5, 0.8):
+        proc = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.launch", str(QUICKSTART), "-q", "-o",
+                                 str(tmp_path / "out")], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        time.sleep(ready + delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, (delay, err)
+        assert (proc.returncode, err) in {(130, "hdeeprm-launch: interrupted\n"), (0, ""),
+                                          (-signal.SIGINT, "hdeeprm: interrupted\n")}, (delay, proc.returncode, err)
+        outcomes.add(proc.returncode)
+    assert 130 in outcomes

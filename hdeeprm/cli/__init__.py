@@ -13,7 +13,9 @@ import contextlib
 import functools
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 from hdeeprm.errors import AgentError, HDeepRMError, InputError
@@ -122,6 +124,10 @@ def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     a first interrupt) ends with ``prog: interrupted`` on stderr and exit code
     :data:`EXIT_INTERRUPTED` (130).
 
+    Called without ``argv`` (a console script: the process ends with ``main``), SIGINT is
+    ignored once ``main`` has returned, so that a Ctrl-C while the interpreter shuts down
+    does not kill the process silently with the work done.
+
     Args:
         prog: Command name used in the message, e.g. ``"hdeeprm-launch"``.
 
@@ -132,9 +138,14 @@ def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
         @functools.wraps(main)
         def wrapped(argv: Sequence[str] | None = None) -> int:
             try:
-                return main(argv)
+                code = main(argv)
             except KeyboardInterrupt:
-                return _interrupted(prog)
+                code = _interrupted(prog)
+            if argv is None and threading.current_thread() is threading.main_thread():
+                # the process's own command line: it ends now, and a Ctrl-C while the interpreter shuts
+                # down (its SIGINT handler reset) would kill it silently; the work is done, so ignore it
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return code
         return wrapped
     return decorate
 
