@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import tempfile
 from collections.abc import Iterator
@@ -248,6 +249,46 @@ def lock_folder(folder: str | os.PathLike, option: str = "-o") -> FolderLock:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
     return FolderLock(path, fd)
+
+
+class _NamedFileIO(io.FileIO):
+    """A raw file whose failed writes name it (a buffered file's write errors carry no file name)."""
+
+    def write(self, data) -> int | None:
+        """Write ``data``; an :class:`OSError` without a file name gets this file's."""
+        try:
+            return super().write(data)
+        except OSError as exc:
+            if exc.filename is not None or exc.errno is None:
+                raise
+            raise OSError(exc.errno, exc.strerror, self.name) from exc
+
+
+def open_for_writing(path: str | os.PathLike, *, buffering: int = -1, encoding: str = "utf-8",
+                     newline: str | None = None) -> io.TextIOWrapper:
+    """``open(path, "w", ...)`` whose write errors name the file (``No space left on device: PATH``).
+
+    For files written in place over a long time (the streamed Batsim CSVs): the buffered layers are
+    Python's own, only the raw write (once per full buffer) goes through a Python method.
+
+    Args:
+        path: The file, created or truncated.
+        buffering: Buffer size in bytes (-1: :data:`io.DEFAULT_BUFFER_SIZE`).
+        encoding, newline: As :func:`open`'s.
+
+    Returns:
+        The open text file.
+
+    Raises:
+        OSError: The file cannot be created (naming it, as :func:`open`).
+    """
+    raw = _NamedFileIO(os.fspath(path), "w")
+    try:
+        buffered = io.BufferedWriter(raw, buffer_size=io.DEFAULT_BUFFER_SIZE if buffering < 0 else buffering)
+        return io.TextIOWrapper(buffered, encoding=encoding, newline=newline)
+    except BaseException:
+        raw.close()
+        raise
 
 
 @contextlib.contextmanager

@@ -503,7 +503,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
     try:
         for run in range(nb_runs):
             last = run == nb_runs - 1
-            with naming(outdir):   # the last episode streams its Batsim CSVs there: a full disk names the folder
+            with naming(outdir):   # a write error no stream names (they do: open_for_writing) names the folder
                 episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
                                              reward=reward, progress=bar,
                                              model=make_contention_model(options.contention),
