@@ -31,7 +31,7 @@ from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
 from hdeeprm.outputs.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
-                                   remove_folder_orphans)
+                                   open_for_writing, remove_folder_orphans)
 from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.run.episode import run_episode
 from hdeeprm.run.loop import Observer, RewardFn, agent_failed, method_location
@@ -336,9 +336,8 @@ def end_failed(outdir: Path, exc: BaseException, write_status) -> None:
 
 def _write_line(f, line: str) -> None:
     """Write ``line`` and a line break to the open log ``f`` and flush it (so that ``kill -9`` keeps it)."""
-    with naming(f.name):
-        f.write(line + "\n")
-        f.flush()
+    f.write(line + "\n")
+    f.flush()
 
 
 def end_episode(agent: Agent) -> float | None:
@@ -497,7 +496,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
         from tqdm import tqdm
 
         bar = tqdm(total=len(workload.jobs) * nb_runs, unit="job", desc="hdeeprm", leave=False)
-    logs = {name: open(outdir / f"{name}.log", "w") for name in ("rewards", "losses", "makespans")}
+    logs = {name: open_for_writing(outdir / f"{name}.log") for name in ("rewards", "losses", "makespans")}
     episodes = None   # episodes.csv, opened at the first episode's end (its columns are that episode's keys)
     reported = time.monotonic()
     try:
@@ -525,13 +524,11 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                          metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"],
                          metrics["loss"])
                 if episodes is None:
-                    episodes = open(outdir / "episodes.csv", "w", newline="", encoding="utf-8")
+                    episodes = open_for_writing(outdir / "episodes.csv", newline="")
                     writer = csv.DictWriter(episodes, fieldnames=list(metrics))
-                    with naming(outdir / "episodes.csv"):
-                        writer.writeheader()
-                with naming(outdir / "episodes.csv"):
-                    writer.writerow(metrics)
-                    episodes.flush()
+                    writer.writeheader()
+                writer.writerow(metrics)
+                episodes.flush()
                 _write_line(logs["rewards"], f"{total!r}")
                 if loss is not None:
                     if not math.isfinite(loss) and not warned_loss:
