@@ -325,7 +325,17 @@ def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
         assert "Traceback" not in err, (delay, err)
-        assert (proc.returncode, err) in {(130, "hdeeprm-launch: interrupted\n"), (0, ""),
-                                          (-signal.SIGINT, "hdeeprm: interrupted\n")}, (delay, proc.returncode, err)
+        expected = {(130, "hdeeprm-launch: interrupted\n"), (0, ""), (-signal.SIGINT, "hdeeprm-launch: interrupted\n")}
+        assert (proc.returncode, err) in expected, (delay, proc.returncode, err)
         outcomes.add(proc.returncode)
     assert 130 in outcomes
+
+
+def test_an_interrupt_no_main_can_catch_is_one_line(tmp_path):
+    """While ``python -m hdeeprm.cli.X`` imports its module (hdeeprm.cli loaded): the hook prints the line."""
+    script = tmp_path / "slow.py"
+    script.write_text("import hdeeprm.cli\nraise KeyboardInterrupt\n")   # as an interrupt during the import
+    done = subprocess.run([sys.executable, "-c", "import runpy, sys; sys.path.insert(0, sys.argv[1]); "
+                           "runpy.run_module('slow', run_name='__main__', alter_sys=True)", str(tmp_path)],
+                          env=ENV, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (-signal.SIGINT, "hdeeprm: interrupted\n")

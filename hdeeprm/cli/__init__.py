@@ -157,6 +157,9 @@ def _interrupt_hook(kind, value, tb, previous=sys.excepthook) -> None:
     """
     if issubclass(kind, KeyboardInterrupt):
         name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        if spec is not None and spec.name.startswith(f"{__name__}."):   # python -m hdeeprm.cli.launch
+            name = "hdeeprm-" + spec.name.rsplit(".", 1)[1]
         _interrupted(name if name.startswith("hdeeprm-") else "hdeeprm")
         return
     previous(kind, value, tb)
