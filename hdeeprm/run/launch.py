@@ -126,10 +126,10 @@ def previous_run(outdir: str | Path) -> dict | None:
     try:
         info = json.loads((outdir / "run.json").read_text(encoding="utf-8"))
         status = str(info.get("status"))
-    except (OSError, ValueError, AttributeError):
+        pid = info.get("pid", "unknown")
+        episodes = int(info.get("episodes_completed") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):   # no run.json, or not one HDeepRM wrote
         return None
-    pid = info.get("pid", "unknown")
-    episodes = int(info.get("episodes_completed") or 0)
     with contextlib.suppress(OSError, ValueError):
         with open(outdir / "episodes.csv", encoding="utf-8") as f:
             episodes = max(episodes, sum(1 for _ in f) - 1)
