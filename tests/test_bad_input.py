@@ -425,7 +425,8 @@ def test_convert_into_a_missing_folder_names_the_output_not_a_temporary_file(tmp
     swf.write_text(JOB + "\n")
     out = tmp_path / "nodir" / "w.json"
     rc = workload_cli.main(["convert", str(swf), "-o", str(out), "--nb-cores", "4", "--reference-speed", "1e9"])
-    _one_line(capsys, rc, 2, f"hdeeprm-workload: error: No such file or directory: {out}")
+    _one_line(capsys, rc, 2, f"hdeeprm-workload: error: -o {out}: the folder {out.parent} does not exist: create it "
+                             "first")
 
 
 @pytest.mark.parametrize(("flags", "message"), [

@@ -26,6 +26,7 @@ follows the umask, and the temporary files of killed saves are removed by the ne
 """
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 import warnings
@@ -69,8 +70,10 @@ def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict |
                 "observation_size": int(observation_size), "action_size": int(action_size),
                 "extra": dict(extra or {})}
     payload = {"manifest": manifest, "model_state_dict": model_state, "optimizer_state_dict": optimizer_state}
+    buffer = io.BytesIO()   # serialised first: a full disk is then an OSError naming the file, not torch's
+    torch.save(payload, buffer)
     with atomic_write(path, binary=True) as f:
-        torch.save(payload, f)
+        f.write(buffer.getbuffer())
     return manifest
 
 

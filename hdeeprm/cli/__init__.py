@@ -1,9 +1,22 @@
-"""HDeepRM's console scripts, one module each; :func:`guarded` turns errors into exit codes."""
+"""HDeepRM's console scripts, one module each.
+
+Every command's ``main`` is wrapped by :func:`command` (Ctrl-C at any moment, argument parsing
+included, ends with ``prog: interrupted`` and exit 130) and runs its work through :func:`guarded`
+(errors become one line and an exit code). Importing this package also makes an interrupt that
+no ``main`` could catch (while the interpreter imports a command, or after ``main`` returned) end
+with ``interrupted`` instead of a traceback (:func:`_interrupt_hook`).
+"""
 from __future__ import annotations
 
+import argparse
+import contextlib
+import functools
 import logging
+import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 
 from hdeeprm.errors import AgentError, HDeepRMError, InputError
 
@@ -76,3 +89,81 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
+
+
+def add_library_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the type library flags shared by ``hdeeprm-launch`` and ``hdeeprm-check``.
+
+    ``--library types.json`` (processor/node type libraries of a platform JSON) and
+    ``--gpu-library gpus.json`` (GPU type libraries, for GPU runs), both repeatable, later files
+    overriding earlier ones, as ``hdeeprm-platform`` takes them.
+
+    Args:
+        parser: The command's parser; ``args.library`` and ``args.gpu_library`` are lists (default empty).
+    """
+    parser.add_argument("--library", action="append", default=[], metavar="types.json",
+                        help="extra type library JSON for the platform (repeatable; later files override earlier "
+                             "ones), as hdeeprm-platform --library")
+    parser.add_argument("--gpu-library", action="append", default=[], metavar="gpus.json",
+                        help="extra GPU type library JSON for a GPU run's platform (repeatable), as "
+                             "hdeeprm-platform summary --gpu-library")
+
+
+def _interrupted(prog: str) -> int:
+    """Say that ``prog`` was interrupted (a second Ctrl-C while saying it is ignored); return 130."""
+    with contextlib.suppress(KeyboardInterrupt, OSError):
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
+
+
+def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate a command's ``main(argv=None) -> int`` so that Ctrl-C never gives a traceback.
+
+    The one wrapper of every console script: a :class:`KeyboardInterrupt` raised anywhere in
+    ``main`` (while parsing the arguments, importing NumPy, running, writing, or cleaning up after
+    a first interrupt) ends with ``prog: interrupted`` on stderr and exit code
+    :data:`EXIT_INTERRUPTED` (130).
+
+    Called without ``argv`` (a console script: the process ends with ``main``), SIGINT is
+    ignored once ``main`` has returned, so that a Ctrl-C while the interpreter shuts down
+    does not kill the process silently with the work done.
+
+    Args:
+        prog: Command name used in the message, e.g. ``"hdeeprm-launch"``.
+
+    Returns:
+        The decorator.
+    """
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapped(argv: Sequence[str] | None = None) -> int:
+            try:
+                code = main(argv)
+            except KeyboardInterrupt:
+                code = _interrupted(prog)
+            if argv is None and threading.current_thread() is threading.main_thread():
+                # the process's own command line: it ends now, and a Ctrl-C while the interpreter shuts
+                # down (its SIGINT handler reset) would kill it silently; the work is done, so ignore it
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return code
+        return wrapped
+    return decorate
+
+
+def _interrupt_hook(kind, value, tb, previous=sys.excepthook) -> None:
+    """``sys.excepthook``: an uncaught Ctrl-C prints ``prog: interrupted``, anything else as before.
+
+    Python then ends the process by SIGINT, which shells report as 130.
+    """
+    if issubclass(kind, KeyboardInterrupt):
+        name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        if spec is not None and spec.name.startswith(f"{__name__}."):   # python -m hdeeprm.cli.launch
+            name = "hdeeprm-" + spec.name.rsplit(".", 1)[1]
+        _interrupted(name if name.startswith("hdeeprm-") else "hdeeprm")
+        return
+    previous(kind, value, tb)
+
+
+if sys.excepthook is sys.__excepthook__:
+    sys.excepthook = _interrupt_hook

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.simulation.batsim.server import DEFAULT_ENDPOINT
 
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("hdeeprm-batsim")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``hdeeprm-batsim``.
 

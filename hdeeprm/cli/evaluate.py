@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-evaluation"
 
@@ -101,6 +101,7 @@ def _options(args: argparse.Namespace):
     return options.replace(**changes) if changes else options
 
 
+@command("hdeeprm-evaluate")
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input)."""
     args = parse_args(argv)

@@ -25,14 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
-from hdeeprm.errors import OptionsError
+from hdeeprm.arguments import count, real
+from hdeeprm.outputs.files import check_output_folder
 from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, mean_and_sd, plot_against_arrived
 from hdeeprm.platform.gpu_types import load_gpu_library
 from hdeeprm.platform.openb import read_openb_nodes
-from hdeeprm.run.placement import (ATC23_POLICIES, ATC23_PUBLISHED, ATC23_RATIO, ATC23_SEEDS, PlacementRun,
-                                   run_experiment)
+from hdeeprm.run.placement import (ATC23_POLICIES, ATC23_PUBLISHED, ATC23_RATIO, ATC23_SEEDS, MAX_RATIO,
+                                   PlacementRun, check_experiment_inputs, run_experiment)
 from hdeeprm.workload.openb import read_openb_pods
 
 PROG = "hdeeprm-gpu"
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-gpu``.
 
@@ -181,14 +183,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "nodes":
             print(nodes_table(args.node_list, args.library))
             return
-        if args.seeds < 1 or not args.ratio > 0:
-            raise OptionsError(f"--seeds must be >= 1 and --ratio > 0, got {args.seeds} and {args.ratio}")
+        if args.output:
+            check_output_folder(args.output, "--output")
+        count("--seeds", args.seeds)
+        count("--first-seed", args.first_seed, 0)
+        real("--ratio", args.ratio, positive=True, maximum=MAX_RATIO)
         trace_dir = Path(args.trace_dir)
         workload = Path(args.workload) if args.workload.endswith(".csv") else \
             trace_dir / f"openb_pod_list_{args.workload}.csv"
         library = load_gpu_library(args.library)
         cluster = read_openb_nodes(args.nodes or trace_dir / "openb_node_list_gpu_node.csv", library)
         pods = read_openb_pods(workload, library)
+        check_experiment_inputs(cluster, pods)
         print(f"{cluster.nb_nodes} nodes, {cluster.nb_gpus} GPUs ({cluster.source}); {len(pods)} pods "
               f"({pods.source}); ratio {args.ratio}, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}",
               flush=True)

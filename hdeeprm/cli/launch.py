@@ -4,7 +4,8 @@ Usage (the original HDeepRM's form and flags)::
 
     hdeeprm-launch [agent.py] options.json [-a agent.py] [-cw workload.json]
                    [-im in.pt] [-om out.pt] [--checkpoint-every N] [-nr N] [-o OUTDIR]
-                   [--library types.json ...] [--quiet] [--simulator embedded|batsim] [--batsim PATH]
+                   [--library types.json ...] [--gpu-library gpus.json ...] [--quiet]
+                   [--simulator embedded|batsim] [--batsim PATH]
 
 Exit codes: 0 done, 2 bad input, 3 the agent failed (see :mod:`hdeeprm.cli`), 130 interrupted.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import add_library_arguments, command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-run"
 #: Where the help sends users for the options file.
@@ -71,9 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, metavar="OUTDIR",
                    help=f"output folder (default ./{DEFAULT_OUTDIR}); the outputs of a previous run in it are "
                         "removed first")
-    p.add_argument("--library", action="append", default=[], metavar="types.json",
-                   help="extra type library JSON for the platform (repeatable; later files override earlier "
-                        "ones), as hdeeprm-platform --library")
+    add_library_arguments(p)
     p.add_argument("--simulator", choices=("embedded", "batsim"), default="embedded",
                    help="embedded engine (default) or a real Batsim binary through PyBatsim")
     p.add_argument("--batsim", default="batsim", metavar="PATH",
@@ -100,6 +99,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+@command("hdeeprm-launch")
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 3 agent failure, 130 interrupted)."""
     args = parse_args(argv)
@@ -112,7 +112,8 @@ def _run(args: argparse.Namespace) -> int:
     result = launch(args.options, agent_path=args.agent, custom_workload=args.custom_workload,
                     inmodel=args.inmodel, outmodel=args.outmodel, nb_runs=args.nb_runs,
                     outdir=args.outdir, quiet=args.quiet, simulator=args.simulator, batsim=args.batsim,
-                    checkpoint_every=args.checkpoint_every, libraries=args.library)
+                    checkpoint_every=args.checkpoint_every, libraries=args.library,
+                    gpu_libraries=args.gpu_library)
     if not args.quiet:
         print(f"outputs in {result.outdir}")
         print(format_summary(result.metrics[-1]))

@@ -18,7 +18,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
+from hdeeprm.errors import PlatformError
 from hdeeprm.platform import load_platform, write_simgrid_platform
 from hdeeprm.platform.simgrid_export import NETWORK_MODES
 from hdeeprm.platform.hierarchy import ResourceHierarchy
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-platform``.
 
@@ -92,6 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"\nGPUs ({cluster.nb_gpus} on {int((cluster.gpu_count > 0).sum())} nodes):")
                 print(gpu_summary_table(cluster))
             return
+        from hdeeprm.outputs.files import check_output_file
+        from hdeeprm.platform.gpu_platform import is_node_list
+
+        check_output_file(args.output)
+        if is_node_list(args.platform):
+            raise PlatformError("hdeeprm-platform xml needs an HDeepRM platform JSON, got an openb node list (a GPU "
+                                "cluster; SimGrid platforms describe CPU hosts): give a platform JSON, e.g. "
+                                "platforms/gaia_mini.json", path=args.platform)
         hierarchy = load_platform(args.platform, extra_libraries=args.library)
         out = write_simgrid_platform(hierarchy, args.output, network=args.network)
         print(f"wrote {out}: {hierarchy.nb_cores} hosts + master_host")

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
 
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("hdeeprm-serve")
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``hdeeprm-serve``; returns the exit status (0 after a Ctrl-C or SIGTERM shutdown)."""
     args = build_parser().parse_args(argv)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-sweep"
 
@@ -60,6 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+@command("hdeeprm-sweep")
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = parse_args(argv)

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.errors import InputError
 
 PROG = "hdeeprm-visual"
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command(PROG)
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
     args = build_parser().parse_args(argv)
@@ -52,6 +53,10 @@ def _plot(args: argparse.Namespace) -> int:
 
     if not Path(args.outdir).is_dir():
         raise InputError("output folder not found", path=args.outdir)
+    if args.dest:
+        from hdeeprm.outputs.files import check_output_folder
+
+        check_output_folder(args.dest)
     written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi,
                          window=tuple(args.window) if args.window else None,
                          job_range=tuple(args.jobs) if args.jobs else None)

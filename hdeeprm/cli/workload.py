@@ -29,7 +29,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hdeeprm.cli import guarded
+from hdeeprm.cli import command, guarded
 from hdeeprm.errors import OptionsError
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
@@ -117,26 +117,26 @@ def build_parser() -> argparse.ArgumentParser:
                      help="lublin: rigid HPC jobs (SWF, default); gpu: Philly-like GPU jobs "
                           "(hdeeprm.workload.generators.gpu)")
     gen.add_argument("--nb-jobs", type=_non_negative_int, required=True, help="number of jobs")
-    gen.add_argument("--nb-cores", type=_positive_int, help="machine size (lublin: required)")
+    gen.add_argument("--nb-cores", type=_positive_int, help="lublin: machine size (required)")
     gen.add_argument("--seed", type=_non_negative_int, default=0, help="seed (0)")
-    gen.add_argument("--job-types", action="store_true",
+    gen.add_argument("--job-types", action="store_true", default=None,
                      help="lublin: batch and interactive job types instead of whole-sample parameters")
     from hdeeprm.workload.generators.gpu import GpuWorkloadModel
 
-    gpu = GpuWorkloadModel()
-    gen.add_argument("--rate", type=_positive_float, default=gpu.rate,
+    gpu = GpuWorkloadModel()   # the --model gpu flags default to None: given or not is known, the model fills them
+    gen.add_argument("--rate", type=_positive_float,
                      help=f"gpu: mean arrivals per hour ({gpu.rate:g}, Philly's)")
-    gen.add_argument("--burst-probability", type=float, default=gpu.burst_probability,
+    gen.add_argument("--burst-probability", type=float,
                      help=f"gpu: chance an arrival starts a burst ({gpu.burst_probability:g})")
-    gen.add_argument("--burst-median", type=_positive_float, default=gpu.burst_median,
+    gen.add_argument("--burst-median", type=_positive_float,
                      help=f"gpu: median extra jobs of a burst ({gpu.burst_median:g})")
-    gen.add_argument("--memory-share", type=float, default=gpu.memory_share,
+    gen.add_argument("--memory-share", type=float,
                      help=f"gpu: share of jobs needing --memory-gb per GPU ({gpu.memory_share:g})")
-    gen.add_argument("--memory-gb", type=_positive_float, default=gpu.memory_gb,
+    gen.add_argument("--memory-gb", type=_positive_float,
                      help=f"gpu: GPU memory those jobs need, GB ({gpu.memory_gb:g})")
-    gen.add_argument("--type-share", type=float, default=gpu.type_share,
+    gen.add_argument("--type-share", type=float,
                      help=f"gpu: share of jobs pinned to one of --types ({gpu.type_share:g})")
-    gen.add_argument("--types", nargs="+", default=list(gpu.types), metavar="GPU_TYPE",
+    gen.add_argument("--types", nargs="+", metavar="GPU_TYPE",
                      help="gpu: GPU types (library names or aliases) jobs may be pinned to")
 
     gstats = sub.add_parser("gpu-stats", help="statistics of timed GPU workloads, side by side")
@@ -181,7 +181,12 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
 
 
 def _convert(args: argparse.Namespace) -> None:
+    from hdeeprm.outputs.files import check_output_file
     from hdeeprm.workload.batsim_json import write_batsim_workload
+
+    check_output_file(args.output)
+    if args.report:
+        check_output_file(args.report, "--report")
     nb_cores, speed = _platform_size(args)
     workload = swf_to_workload(
         args.trace, nb_cores=nb_cores, reference_speed=speed, nb_jobs=args.nb_jobs,
@@ -203,7 +208,22 @@ def _stats(args: argparse.Namespace) -> None:
     print(json.dumps(stats, indent=2) if args.json else format_stats(stats))
 
 
+#: ``generate`` flags of each model (argparse destinations); the others are refused with it.
+GENERATE_FLAGS: dict[str, tuple[str, ...]] = {
+    "lublin": ("nb_cores", "job_types"),
+    "gpu": ("rate", "burst_probability", "burst_median", "memory_share", "memory_gb", "type_share", "types"),
+}
+
+
 def _generate(args: argparse.Namespace) -> None:
+    from hdeeprm.outputs.files import check_output_file
+
+    check_output_file(args.output)
+    foreign = [f"--{name.replace('_', '-')}" for model, names in GENERATE_FLAGS.items() if model != args.model
+               for name in names if getattr(args, name) is not None]
+    if foreign:
+        raise OptionsError(f"{', '.join(foreign)} do(es) not apply to --model {args.model}: drop "
+                           f"{'them' if len(foreign) > 1 else 'it'}")
     if args.model == "gpu":
         _generate_gpu(args)
         return
@@ -211,23 +231,24 @@ def _generate(args: argparse.Namespace) -> None:
         raise OptionsError("generate --model lublin needs --nb-cores N (the machine size)")
     from hdeeprm.workload.generators.lublin import generate_lublin_swf
     count = generate_lublin_swf(args.output, args.nb_jobs, args.nb_cores, seed=args.seed,
-                                job_types=args.job_types)
+                                job_types=bool(args.job_types))
     print(f"{count} jobs written to {args.output}")
 
 
 def _generate_gpu(args: argparse.Namespace) -> None:
-    from hdeeprm.platform.gpu_types import load_gpu_library
-    from hdeeprm.workload.generators.gpu import GpuWorkloadModel, generate_gpu_jobs, write_gpu_pod_list
+    import dataclasses
 
-    for name in ("burst_probability", "memory_share", "type_share"):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            raise OptionsError(f"--{name.replace('_', '-')} must be a share in [0, 1], got {getattr(args, name)}")
-    library = load_gpu_library()
-    for name in args.types:
-        library.lookup(name, "--types")
-    model = GpuWorkloadModel(rate=args.rate, burst_probability=args.burst_probability, burst_median=args.burst_median,
-                             memory_share=args.memory_share, memory_gb=args.memory_gb, type_share=args.type_share,
-                             types=tuple(args.types))
+    from hdeeprm.platform.gpu_types import load_gpu_library
+    from hdeeprm.workload.generators.gpu import GpuWorkloadModel, check_model, generate_gpu_jobs, write_gpu_pod_list
+
+    given = {name: getattr(args, name) for name in GENERATE_FLAGS["gpu"] if getattr(args, name) is not None}
+    if "types" in given:
+        library = load_gpu_library()
+        for name in given["types"]:
+            library.lookup(name, "--types")
+        given["types"] = tuple(given["types"])
+    model = dataclasses.replace(GpuWorkloadModel(), **given)
+    check_model(model, args.nb_jobs)
     count = write_gpu_pod_list(args.output, generate_gpu_jobs(args.nb_jobs, model, seed=args.seed))
     print(f"{count} GPU jobs written to {args.output}")
 
@@ -240,6 +261,7 @@ def _gpu_stats(args: argparse.Namespace) -> None:
     print(json.dumps(columns, indent=2) if args.json else format_gpu_stats(columns))
 
 
+@command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-workload``.
 

@@ -28,11 +28,18 @@ def build_platform(options: Options, libraries: Sequence[str | os.PathLike] = ()
         libraries: Extra type library files (later ones override earlier ones and the shipped types).
 
     Raises:
-        OptionsError: no platform given, or ``nb_resources`` differs from the platform's cores.
+        OptionsError: no platform given, a GPU node list given, or ``nb_resources`` differs from the
+            platform's cores.
         PlatformError: the platform file is invalid.
     """
     if not options.platform_file_path:
         raise OptionsError("platform_file_path is required", path=options.source)
+    from hdeeprm.platform.gpu_platform import is_node_list
+
+    if is_node_list(options.platform_file_path):
+        raise OptionsError(f"platform_file_path {options.platform_file_path} is an openb node list (a GPU cluster): "
+                           "a CPU run needs an HDeepRM platform JSON; for a timed GPU run add a 'gpu' block to the "
+                           "options", path=options.source)
     hierarchy = load_platform(options.platform_file_path, extra_libraries=list(libraries))
     if options.nb_resources is not None and options.nb_resources != hierarchy.nb_cores:
         raise OptionsError(f"nb_resources must equal the platform's cores ({hierarchy.nb_cores} in "
@@ -108,6 +115,26 @@ def load_agent(options: Options, agent_path: str | None) -> type[Agent]:
                            f"pybatsim.env.actions.selection with one pair, got {len(options.actions)} actions",
                            path=options.source)
     return ClassicAgent
+
+
+def check_learning(cls: type, agent_path: str) -> None:
+    """Refuse to train an agent class that has no model (a classic or non-learning agent).
+
+    A learning agent is one that can save its model (``save_checkpoint``), as
+    :class:`~hdeeprm.agents.learning.LearningAgent` and its subclasses.
+
+    Args:
+        cls: The agent file's class (:func:`load_agent`).
+        agent_path: Its file, for the message.
+
+    Raises:
+        OptionsError: ``"--train agent.py: A is not a learning agent (it has no save_checkpoint(), nothing to
+            train): give an agent file whose class learns, or compare it with -p agent.py"``.
+    """
+    if not callable(getattr(cls, "save_checkpoint", None)):
+        raise OptionsError(f"--train {agent_path}: {cls.__name__} is not a learning agent (it has no "
+                           "save_checkpoint(), nothing to train): give an agent file whose class learns, or compare "
+                           f"it with -p {agent_path}")
 
 
 def build_agent(options: Options, cls: type[Agent], observation_size: int) -> Agent:

@@ -97,7 +97,7 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED},
         "nb_resources": {"type": "integer", "minimum": 1},
-        "nb_jobs": {"type": "integer", "minimum": 1},
+        "nb_jobs": {"type": "integer", "minimum": 0},   # 0: an empty window, which warns (README)
         "workload_file_path": {"type": "string"},
         "platform_file_path": {"type": "string"},
         "contention": {"enum": list(CONTENTION_MODELS.names())},

@@ -28,6 +28,7 @@ from hdeeprm.config.options import QUICKSTART_PLATFORM, QUICKSTART_WORKLOAD, Opt
 from hdeeprm.decision.actions import VOID, parse_action
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.strategies import make_start_strategy
+from hdeeprm import arguments
 from hdeeprm.env.observation import make_observer
 from hdeeprm.env.reward import make_reward
 from hdeeprm.errors import OptionsError
@@ -40,8 +41,12 @@ from hdeeprm.workload.model import Workload
 
 def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> list[int] | None:
     """Action set from full indices or ``"job-core"`` policy-pair names (+ void)."""
+    void = arguments.flag("void", void, optional=True)
     if actions is None:
         return None if void is None else list(range(VOID)) + ([VOID] if void else [])
+    if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
+        raise OptionsError(f"actions must be a list of action indices or 'job-core' names, got {actions!r}")
+    arguments.distinct("actions", actions, key=parse_action)
     out = [parse_action(a) for a in actions]
     if void and VOID not in out:
         out.append(VOID)
@@ -67,8 +72,19 @@ def env_inputs(options: Options | str | Path | None, platform: str | Path | Reso
         The resolved options, the platform and the workload.
 
     Raises:
-        OptionsError: invalid options, inputs, or ``max_steps`` < 1.
+        OptionsError: invalid options or inputs, or an argument breaking a rule of
+            :mod:`hdeeprm.arguments` (``options`` neither Options nor path, ``max_steps`` or
+            ``nb_jobs`` not an integer >= 1, ``seed`` not an integer >= 0, ``queue_sensitivity``
+            not a finite number > 0).
     """
+    arguments.options_argument(options)
+    max_steps = arguments.count("max_steps", max_steps, optional=True)
+    for name, minimum in (("nb_jobs", 1), ("seed", 0)):
+        if name in changes:
+            changes[name] = arguments.count(name, changes[name], minimum, optional=True)
+    if changes.get("queue_sensitivity") is not None:
+        changes["queue_sensitivity"] = arguments.real("queue_sensitivity", changes["queue_sensitivity"],
+                                                      positive=True)
     if options is None:
         options = Options()
     elif not isinstance(options, Options):
@@ -83,8 +99,6 @@ def env_inputs(options: Options | str | Path | None, platform: str | Path | Reso
     elif workload is None and not options.workload_file_path:
         changes["workload_file_path"] = str(QUICKSTART_WORKLOAD)
     options = options.replace(**changes)
-    if max_steps is not None and max_steps < 1:
-        raise OptionsError(f"max_steps must be >= 1, got {max_steps}")
     hierarchy = platform if isinstance(platform, ResourceHierarchy) else build_platform(options)
     workload = workload if isinstance(workload, Workload) else build_workload(options, hierarchy)
     return options, hierarchy, workload
@@ -216,7 +230,7 @@ class HDeepRMEnv(gymnasium.Env):
             actions=_resolve_actions(actions, void))
         self.options = options
         self.max_steps = max_steps
-        self.info_action_mask = bool(action_mask)
+        self.info_action_mask = arguments.flag("action_mask", action_mask)
         self.observer = make_observer(options.observation, self.hierarchy, self.workload,
                                       options.queue_sensitivity)
         self.reward_fn = make_reward(options.objective)

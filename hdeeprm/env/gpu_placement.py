@@ -19,6 +19,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from hdeeprm import arguments
+from hdeeprm.env.observation import clip_unit
 from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
@@ -52,8 +54,11 @@ def gpu_env_inputs(platform: str | Path | GpuCluster | None, workload: str | Pat
     """Fixed inputs (platform and workload given) or a scenario sampler (see :mod:`hdeeprm.env.gpu_scenarios`).
 
     Raises:
-        OptionsError: Only one of platform and workload, or both with a scenario.
+        OptionsError: Only one of platform and workload, or both with a scenario; ``nb_jobs`` not an
+            integer >= 1 or None, ``first_job`` not an integer >= 0.
     """
+    nb_jobs = arguments.count("nb_jobs", nb_jobs, optional=True)
+    first_job = arguments.count("first_job", first_job, 0)
     if (platform is None) != (workload is None):
         raise OptionsError("give both platform and workload, or neither (then scenarios are sampled)")
     if platform is None:
@@ -145,8 +150,13 @@ class GpuPlacementEnv(gymnasium.Env):
                  gpu_slots: int = DEFAULT_GPU_SLOTS, placement: str = "best_fit", ordering: str = "fcfs",
                  frag_weight: float = DEFAULT_FRAG_WEIGHT, wait_weight: float = DEFAULT_WAIT_WEIGHT,
                  max_steps: int | None = None) -> None:
-        if not (frag_weight >= 0 and wait_weight >= 0):
-            raise OptionsError(f"frag_weight and wait_weight must be >= 0, got {frag_weight!r}, {wait_weight!r}")
+        frag_weight = arguments.real("frag_weight", frag_weight, minimum=0)
+        wait_weight = arguments.real("wait_weight", wait_weight, minimum=0)
+        curriculum = arguments.flag("curriculum", curriculum)
+        curriculum_episodes = arguments.count("curriculum_episodes", curriculum_episodes)
+        max_nodes = arguments.count("max_nodes", max_nodes, optional=True)
+        gpu_slots = arguments.count("gpu_slots", gpu_slots)
+        max_steps = arguments.count("max_steps", max_steps, optional=True)
         self.cluster, self.jobs, self.sampler = gpu_env_inputs(platform, workload, nb_jobs, first_job, scenario)
         if self.sampler is not None:
             self.sampler.curriculum, self.sampler.curriculum_episodes = curriculum, curriculum_episodes
@@ -249,12 +259,12 @@ class GpuPlacementEnv(gymnasium.Env):
         fixed[:, 1] = np.where(cluster.gpu_model >= 0, (cluster.gpu_model + 1) / (nb_models + 1), 0.0)
         speed = 1.0 / self.replay.slowness[cluster.gpu_model]
         fixed[:, 2] = np.where(cluster.gpu_count > 0, speed / 4.0, 0.0)
-        self._fixed = np.clip(fixed, 0.0, 1.0)
+        self._fixed = clip_unit(fixed)
         largest_cpu, largest_mem = float(self._cpu_cap.max()), float(self._mem_cap.max())
         day = np.log1p(30 * 86400.0)
         static = np.stack([jobs.num_gpu / self.gpu_slots, jobs.gpu_milli / MILLI, jobs.cpu_milli / largest_cpu,
                            jobs.memory_mib / largest_mem, np.log1p(jobs.duration) / day], axis=1)
-        self._job_static = np.clip(static, 0.0, 1.0).astype(np.float32)
+        self._job_static = clip_unit(static)
         self._log_month = day
 
     def policy_node(self, job: int) -> int:
@@ -315,7 +325,7 @@ class GpuPlacementEnv(gymnasium.Env):
         job[7] = 1.0 - state.total_left.sum() / self._capacity
         idle = float(state.total_left.sum())
         job[8] = replay.fragmented() / idle if idle else 0.0
-        return {"nodes": np.clip(nodes, 0.0, 1.0), "job": np.clip(job, 0.0, 1.0)}
+        return {"nodes": clip_unit(nodes, nodes), "job": clip_unit(job, job)}
 
     def _info(self) -> dict[str, Any]:
         replay = self.replay

@@ -21,9 +21,10 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from hdeeprm import arguments
+from hdeeprm.env.observation import clip_unit
 from hdeeprm.env.gpu_placement import episode_metrics, gpu_env_inputs
 from hdeeprm.env.gpu_scenarios import episode_inputs
-from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI
 from hdeeprm.registry import Registry
 from hdeeprm.run.loop import as_action
@@ -138,13 +139,14 @@ class GpuProvisioningEnv(gymnasium.Env):
                  gpu_hour_price: float = DEFAULT_GPU_HOUR_PRICE, budget_share: float = DEFAULT_BUDGET_SHARE,
                  cost_weight: float = DEFAULT_COST_WEIGHT, initial_share: float = 0.5, placement: str = "best_fit",
                  max_steps: int | None = None) -> None:
-        for name, value in (("step_seconds", step_seconds), ("sla_seconds", sla_seconds),
-                            ("gpu_hour_price", gpu_hour_price), ("budget_share", budget_share)):
-            if not value > 0:
-                raise OptionsError(f"{name} must be > 0, got {value!r}")
-        if not (0 <= cost_weight <= 1 and 0 <= initial_share <= 1):
-            raise OptionsError(f"cost_weight and initial_share must be in [0, 1], got {cost_weight!r}, "
-                               f"{initial_share!r}")
+        step_seconds, sla_seconds, gpu_hour_price, budget_share = (
+            arguments.real(name, value, positive=True) for name, value in (
+                ("step_seconds", step_seconds), ("sla_seconds", sla_seconds), ("gpu_hour_price", gpu_hour_price),
+                ("budget_share", budget_share)))
+        cost_weight = arguments.real("cost_weight", cost_weight, minimum=0, maximum=1)
+        initial_share = arguments.real("initial_share", initial_share, minimum=0, maximum=1)
+        curriculum = arguments.flag("curriculum", curriculum)
+        max_steps = arguments.count("max_steps", max_steps, optional=True)
         scenario = None
         if platform is None:
             scenario = PROVISIONING_TASKS.get(task, task) if isinstance(task, str) else task
@@ -289,7 +291,7 @@ class GpuProvisioningEnv(gymnasium.Env):
             float((waits > self.sla).mean()) if len(waits) else 0.0,
             self.spent / self.budget if self.budget else 0.0,
             self._arrivals / 100.0], dtype=np.float32)
-        return np.clip(obs, 0.0, 1.0)
+        return clip_unit(obs, obs)
 
     def _info(self, final: bool = False) -> dict[str, Any]:
         state = self.replay.manager.state
@@ -365,7 +367,7 @@ class GpuProvisioningEnvV1(GpuProvisioningEnv):
         manager = self.replay.manager
         queue = manager.queue
         blocked = sum(not manager.fitting_mask(job).any() for job in queue) / len(queue) if queue else 0.0
-        return np.clip(np.concatenate([super()._observe(), [blocked], clock]), 0.0, 1.0).astype(np.float32)
+        return clip_unit(np.concatenate([super()._observe(), [blocked], clock]))
 
 
 def hold_policy(env: GpuProvisioningEnv) -> int:

@@ -26,10 +26,10 @@ from hdeeprm.config.options import Options
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.core_selection import CORE_SELECTIONS
 from hdeeprm.decision.strategies import make_start_strategy
+from hdeeprm import arguments
 from hdeeprm.env.environment import env_inputs
-from hdeeprm.env.observation import job_quantities, queue_normalisers
+from hdeeprm.env.observation import clip_unit, job_quantities, queue_normalisers
 from hdeeprm.env.reward import make_reward
-from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import as_action
@@ -111,8 +111,7 @@ class JobSlotEnv(gymnasium.Env):
                  core_selection: str = DEFAULT_SLOT_CORE_SELECTION, nb_slots: int = DEFAULT_NB_SLOTS,
                  seed: int | None = None, nb_jobs: int | None = None, max_steps: int | None = None,
                  contention: str | None = None) -> None:
-        if isinstance(nb_slots, bool) or not isinstance(nb_slots, int) or nb_slots < 1:
-            raise OptionsError(f"nb_slots must be an integer >= 1, got {nb_slots!r}")
+        nb_slots = arguments.count("nb_slots", nb_slots)
         self.core_selection = CORE_SELECTIONS.check(core_selection)
         self.options, self.hierarchy, self.workload = env_inputs(
             options, platform, workload, max_steps, objective=objective, seed=seed, nb_jobs=nb_jobs,
@@ -124,7 +123,7 @@ class JobSlotEnv(gymnasium.Env):
         quantities = job_quantities(self.workload)
         self._time_scale = float(scale[0])
         #: Per job: requested time, cores, memory, each scaled and clipped (float32, (nb_jobs, 3)).
-        self._static = np.clip(quantities[:, :3] / scale[:3], 0.0, 1.0).astype(np.float32)
+        self._static = clip_unit(quantities[:, :3] / scale[:3])
         self._submit = np.array([job.subtime for job in self.workload.jobs], dtype=np.float64)
         self.action_space = spaces.Discrete(nb_slots)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(nb_slots, len(SLOT_FEATURES)), dtype=np.float32)
@@ -219,7 +218,7 @@ class JobSlotEnv(gymnasium.Env):
         if queue:
             rows = np.fromiter((job.index for job in queue), dtype=np.int64, count=len(queue))
             n = len(rows)
-            obs[:n, 0] = np.clip((ep.engine.now - self._submit[rows]) / self._time_scale, 0.0, 1.0)
+            obs[:n, 0] = clip_unit((ep.engine.now - self._submit[rows]) / self._time_scale)
             obs[:n, 1:4] = self._static[rows]
             obs[:n, 4] = self._mask[:n]
         return obs

@@ -247,10 +247,10 @@ class Observer:
         nn, npr = h.nb_nodes, h.nb_processors
         mem = st.node_free_mem * self._inv_mem
         mem[self._mem_unbounded] = 1.0
-        _clip01(mem, out[:nn])
+        clip_unit(mem, out[:nn])
         bw = 1.0 - st.processor_used_bw * self._inv_bw
         bw[self._bw_unbounded] = 1.0
-        _clip01(bw, out[nn:nn + npr])
+        clip_unit(bw, out[nn:nn + npr])
         if not self._cores:
             return
         cores = out[nn + npr:nn + npr + 3 * h.nb_cores].reshape(h.nb_cores, 3)
@@ -267,10 +267,24 @@ class Observer:
             cores[np.concatenate(at), 2] = np.repeat(left, [len(c) for c in at])
 
 
-def _clip01(values: np.ndarray, out: np.ndarray) -> None:
-    """``np.clip(values, 0, 1, out=out)`` as two ufunc calls (np.clip's Python wrapper costs more here)."""
-    np.maximum(values, 0.0, out=out)
-    np.minimum(out, 1.0, out=out)
+def clip_unit(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Clip ``values`` into [0, 1], NaN becoming 0: every environment's observations stay in their Box.
+
+    Two NaN-ignoring ufunc calls (:func:`numpy.fmax` then :func:`numpy.fmin`; np.clip's Python wrapper
+    costs more here, and keeps NaN).
+
+    Args:
+        values: Any float array.
+        out: Where to write (float32 for an observation); None: a new float32 array.
+
+    Returns:
+        ``out``: ``values`` clipped to [0, 1], NaN and -inf as 0, +inf as 1.
+    """
+    if out is None:
+        out = np.empty(np.shape(values), dtype=np.float32)
+    np.fmax(values, 0.0, out=out)
+    np.fmin(out, 1.0, out=out)
+    return out
 
 
 def make_observer(kind: str, hierarchy: ResourceHierarchy, workload: Workload,

@@ -18,6 +18,7 @@ import numpy as np
 from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
                                         PSTATE_CHANGES_HEADER, EnergyRows, initial_pstate_rows, job_row,
                                         machine_state_row, pstate_rows)
+from hdeeprm.outputs.files import open_for_writing
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Job, JobState
@@ -74,8 +75,8 @@ class CsvStream(Recorder):
         files = {}
         try:
             for name, lines in headers.items():
-                f = files[name] = open(base / f"{prefix}_{name}.csv", "w", encoding="utf-8", newline="\n",
-                                       buffering=BUFFER)
+                f = files[name] = open_for_writing(base / f"{prefix}_{name}.csv", newline="\n",
+                                                   buffering=BUFFER)   # a full disk names the file
                 f.write("\n".join(lines) + "\n")
         except OSError:
             CsvStream.close_files(files)

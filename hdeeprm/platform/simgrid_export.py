@@ -164,12 +164,15 @@ def write_simgrid_platform(hierarchy: ResourceHierarchy, path: str | Path, *, ne
         ``path`` as a Path.
 
     Raises:
-        PlatformError: Bad ``network`` or the file cannot be written.
+        PlatformError: Bad ``network``.
+        OSError: The file cannot be written (a missing folder, a full disk), naming it; the file is
+            written atomically (:func:`hdeeprm.outputs.files.atomic_write`).
     """
+    from hdeeprm.outputs.files import atomic_write
+
     tree = simgrid_platform_tree(hierarchy, network=network)
     out = Path(path)
-    try:
-        tree.write(str(out), xml_declaration=True, encoding="UTF-8", pretty_print=True, doctype=SIMGRID_DOCTYPE)
-    except OSError as exc:
-        raise PlatformError(f"cannot write the SimGrid platform: {exc}", str(out)) from None
+    data = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", pretty_print=True, doctype=SIMGRID_DOCTYPE)
+    with atomic_write(out, binary=True) as f:   # a full disk: OSError naming the file, and no partial XML
+        f.write(data)
     return out

@@ -314,3 +314,41 @@ def run_checks(hierarchy: ResourceHierarchy, workload: Workload,
         ``{check name: [problems]}`` in check order; an empty list when the check passes.
     """
     return {check.__name__: check(hierarchy, workload) for check in checks}
+
+
+def run_gpu_checks(cluster, jobs, config) -> dict[str, list[str]]:
+    """The checks of a timed GPU run's inputs (options with a ``gpu`` block).
+
+    * ``check_gpu_platform``: the platform has GPUs;
+    * ``check_gpu_workload``: the job window is not empty and its submission times never decrease;
+    * ``check_gpu_jobs_fit``: every job fits some node of the empty cluster (its GPUs, GPU model,
+      GPU memory, CPU and memory), as the placement decides it (jobs that never fit are rejected).
+
+    Args:
+        cluster: The :class:`~hdeeprm.platform.openb.GpuCluster`.
+        jobs: The :class:`~hdeeprm.workload.gpu_jobs.GpuJobs` window of the run.
+        config: The run's :class:`~hdeeprm.simulation.gpu_engine.GpuRunConfig`.
+
+    Returns:
+        ``{check name: [problems]}`` in check order (empty lists when they pass).
+    """
+    from hdeeprm.decision.gpu_manager import GpuManager
+
+    platform = [] if cluster.nb_gpus else [f"the platform {cluster.source} has no GPU: every job asking for one "
+                                           "would be rejected; give a GPU platform"]
+    workload: list[str] = []
+    if len(jobs) == 0:
+        workload.append(f"the job window of {jobs.source} is empty: lower gpu.first_job or raise nb_jobs")
+    else:
+        back = np.flatnonzero(np.diff(jobs.submit) < 0)
+        workload += [f"job {jobs.ids[i + 1]} is submitted at {jobs.submit[i + 1]:g} s, before the previous "
+                     f"job ({jobs.submit[i]:g} s): sort the workload by submission time" for i in back[:MAX_PROBLEMS]]
+        if len(back) > MAX_PROBLEMS:
+            workload.append(f"... and {len(back) - MAX_PROBLEMS} more")
+    manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.start_strategy,
+                         np.random.default_rng(config.seed))
+    unfit = [(jobs.ids[i], reason) for i, reason in enumerate(manager.reasons) if reason is not None]
+    fit = [f"job {job} never fits: {reason}" for job, reason in unfit[:MAX_PROBLEMS]]
+    if len(unfit) > MAX_PROBLEMS:
+        fit.append(f"... and {len(unfit) - MAX_PROBLEMS} more ({len(unfit)} of {len(jobs)} jobs would be rejected)")
+    return {"check_gpu_platform": platform, "check_gpu_workload": workload, "check_gpu_jobs_fit": fit}

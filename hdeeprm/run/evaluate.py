@@ -37,23 +37,23 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.config.build import build_platform, build_workload, load_agent
+from hdeeprm.config.build import build_platform, build_workload, check_learning, load_agent
 from hdeeprm.config.options import Options
 from hdeeprm.decision.actions import action_index, parse_policy_pair
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.evaluation import EVALUATION_METRICS
+from hdeeprm.outputs.files import check_output_folder, lock_folder
 from hdeeprm.run.episode import run_episode
-from hdeeprm.run.launch import agent_inputs, prepare_agent, seeded_torch
+from hdeeprm.run.launch import agent_inputs, end_episode, prepare_agent, seeded_torch
+from hdeeprm.run.pool import worker_map
 from hdeeprm.workload.model import Workload
 
 #: Windows drawn by default.
@@ -402,9 +402,7 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
                 runner = WindowRunner(options)
                 results: Iterator[dict] = (runner.run(*task) for task in tasks)
             else:   # spawn: workers start clean (no copy of a parent's torch threads or caches)
-                pool = stack.enter_context(ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                                                               initializer=_init_worker, initargs=(options,)))
-                results = pool.map(_run_task, tasks)
+                results = stack.enter_context(worker_map(_run_task, tasks, jobs, _init_worker, (options,)))
             rows = []
             for row in results:
                 rows.append(row)
@@ -451,6 +449,7 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
     options = options.replace(run="train")
     runner = WindowRunner(options)
     cls = runner.agent_class(options, agent_path)
+    check_learning(cls, agent_path)
     rng = np.random.default_rng(options.seed)
     order: list[int] = []
     log = []
@@ -474,7 +473,7 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
                 episode, total = run_episode(runner.hierarchy, workload, wopts, agent, record=False,
                                              observer=observer, reward=reward,
                                              model=make_contention_model(wopts.contention))
-                loss = agent.end_episode()
+                loss = end_episode(agent)
                 metrics = episode.metrics()
                 log.append({"episode": episode_index, "window": window.index, "first_job": window.first_job,
                             "reward": total, "loss": loss,
@@ -543,14 +542,35 @@ def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = 
     Raises:
         HDeepRMError: any invalid input (names, files, counts) or misbehaving agent.
     """
-    from hdeeprm.outputs.evaluation import aggregate, plot_boxes, write_csv
-    from hdeeprm.run.launch import write_run_info
-
+    check_output_folder(outdir)
+    if options.gpu is not None:
+        raise OptionsError("hdeeprm-evaluate compares CPU policies on windows of an SWF trace; options with a 'gpu' "
+                           "block are a timed GPU run: run it with hdeeprm-launch (or compare GPU placements with "
+                           "hdeeprm-gpu atc23)", path=options.source)
     policies = parse_policy_list(specs, options.start_strategy) if specs or not train else []   # checked first
+    if train:   # the agent and -om are checked before any window is drawn or trained on
+        from hdeeprm.agents.checkpoint import check_writable
+
+        check_learning(load_agent(options.replace(run="train"), train), train)
+        if outmodel:
+            check_writable(outmodel)
     the_plan = plan(options, nb_windows=nb_windows, length=length, test_fraction=test_fraction)
     selected = the_plan.selected(split)
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    with lock_folder(outdir):
+        return _run_evaluation(options, policies, the_plan, selected, outdir, nb_windows=nb_windows, length=length,
+                               test_fraction=test_fraction, split=split, jobs=jobs, train=train,
+                               train_episodes=train_episodes, inmodel=inmodel, outmodel=outmodel, quiet=quiet)
+
+
+def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, selected: list[Window], outdir: Path,
+                    *, nb_windows: int, length: int, test_fraction: float, split: str, jobs: int, train: str | None,
+                    train_episodes: int, inmodel: str | None, outmodel: str | None,
+                    quiet: bool) -> EvaluationResult:
+    """:func:`run_evaluation` once the inputs are checked and ``outdir`` locked."""
+    from hdeeprm.outputs.evaluation import aggregate, plot_boxes, write_csv
+    from hdeeprm.run.launch import write_run_info
+
     training: list[dict] = []
     if train:
         outmodel = str(outmodel or outdir / "model.pt")

@@ -21,10 +21,12 @@ from types import SimpleNamespace
 
 from hdeeprm.config.options import Options
 from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.files import atomic_write
 from hdeeprm.outputs.gpu_outputs import write_gpu_outputs
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
+from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
-from hdeeprm.workload.gpu_jobs import read_gpu_workload
+from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,46 @@ def gpu_config(options: Options) -> GpuRunConfig:
     return GpuRunConfig(**block, seed=options.seed)
 
 
+def load_gpu_inputs(options: Options, libraries: Sequence[str | Path] = (),
+                    gpu_libraries: Sequence[str | Path] = ()) -> tuple[GpuCluster, GpuJobs, GpuRunConfig]:
+    """The cluster, the job window and the run configuration of options with a ``gpu`` block.
+
+    What ``hdeeprm-launch`` runs and ``hdeeprm-check`` checks.
+
+    Args:
+        options: Options with a ``gpu`` block.
+        libraries: Extra processor/node type libraries for a platform JSON (``--library``).
+        gpu_libraries: Extra GPU type libraries (``--gpu-library``).
+
+    Returns:
+        ``(cluster, jobs, config)``; a warning is logged when the job window is empty or the platform
+        has no GPU.
+
+    Raises:
+        OptionsError: A missing platform or workload, ``nb_resources`` not the platform's GPUs, invalid
+            ``gpu`` values.
+        PlatformError, WorkloadError: Invalid input files.
+    """
+    for name in ("platform_file_path", "workload_file_path"):
+        if not getattr(options, name):
+            raise OptionsError(f"{name} is required for a GPU run", path=options.source)
+    cluster = load_gpu_cluster(options.platform_file_path, extra_libraries=libraries, gpu_libraries=gpu_libraries)
+    if options.nb_resources is not None and options.nb_resources != cluster.nb_gpus:
+        raise OptionsError(f"nb_resources must equal the GPU platform's GPUs ({cluster.nb_gpus}), "
+                           f"got {options.nb_resources}", path=options.source)
+    first = int((options.gpu or {}).get("first_job", 0))
+    jobs = read_gpu_workload(options.workload_file_path).window(first, options.nb_jobs)
+    config = gpu_config(options)
+    if len(jobs) == 0:
+        log.warning("the GPU workload selection is empty (%s, first_job %d, nb_jobs %s): the run has no job",
+                    jobs.source, first, options.nb_jobs)
+    if cluster.nb_gpus == 0:
+        log.warning("the GPU platform %s has no GPU: every job asking for one is rejected", cluster.source)
+    return cluster, jobs, config
+
+
 def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libraries: Sequence[str | Path] = (),
-               unsupported: dict | None = None):
+               gpu_libraries: Sequence[str | Path] = (), unsupported: dict | None = None):
     """Run the timed GPU replay of ``options`` and write its outputs into ``outdir``.
 
     The run owns ``outdir`` as a CPU run does (:func:`~hdeeprm.run.launch.claim_outdir` once the inputs are read,
@@ -47,6 +87,7 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libr
         outdir: Output folder, created if needed.
         quiet: Unused (no progress bar: the replay is one pass).
         libraries: Extra processor/node type libraries for a platform JSON.
+        gpu_libraries: Extra GPU type libraries.
         unsupported: Launch arguments given that a GPU run cannot honour (name -> value); any set one is an error.
 
     Returns:
@@ -57,44 +98,41 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libr
             simulator asked for, or invalid ``gpu`` values.
         PlatformError, WorkloadError: Invalid input files.
     """
-    from hdeeprm.run.launch import FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, write_run_info
+    from hdeeprm.run.launch import (FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, end_failed,
+                                    write_run_info)
 
     given = {name: value for name, value in (unsupported or {}).items() if value}
     if given:
         raise OptionsError(f"a GPU run (options with a 'gpu' block) takes a classic GPU policy and one run on the "
                            f"embedded simulator: drop {', '.join(sorted(given))}", path=options.source)
-    for name in ("platform_file_path", "workload_file_path"):
-        if not getattr(options, name):
-            raise OptionsError(f"{name} is required for a GPU run", path=options.source)
-    cluster = load_gpu_cluster(options.platform_file_path, extra_libraries=libraries)
-    if options.nb_resources is not None and options.nb_resources != cluster.nb_gpus:
-        raise OptionsError(f"nb_resources must equal the GPU platform's GPUs ({cluster.nb_gpus}), "
-                           f"got {options.nb_resources}", path=options.source)
-    jobs = read_gpu_workload(options.workload_file_path)
-    jobs = jobs.window(int((options.gpu or {}).get("first_job", 0)), options.nb_jobs)
-    config = gpu_config(options)
+    cluster, jobs, config = load_gpu_inputs(options, libraries, gpu_libraries)
     outdir = Path(outdir)
     workload = SimpleNamespace(source=jobs.source, jobs=jobs.ids, report=jobs.report)   # what run.json reports
     extra = {"simulator": "gpu", "platform": {"source": cluster.source, "nodes": cluster.nb_nodes,
                                               "gpus": cluster.nb_gpus, "models": list(cluster.models)}}
-    claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path, *libraries))
-    write_run_info(outdir, options, workload, extra, status=RUNNING)
-    log.info("GPU run: %d jobs on %d GPUs of %d nodes, %s / %s, outputs in %s", len(jobs), cluster.nb_gpus,
-             cluster.nb_nodes, config.placement, config.ordering, outdir)
+    lock = claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path,
+                                      *libraries, *gpu_libraries))
     try:
-        result = simulate_gpu(cluster, jobs, config)
-        metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
-        with open(outdir / "episodes.csv", "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(metrics))
-            writer.writeheader()
-            writer.writerow(metrics)
-        (outdir / "makespans.log").write_text(f"{float(metrics['makespan'])!r}\n")
-    except KeyboardInterrupt:
-        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=INTERRUPTED)
-        raise
-    except Exception as exc:
-        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0,
-                                                   "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
-        raise
-    write_run_info(outdir, options, workload, {**extra, "episodes_completed": 1})
+        write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=RUNNING)
+        log.info("GPU run: %d jobs on %d GPUs of %d nodes, %s / %s, outputs in %s", len(jobs), cluster.nb_gpus,
+                 cluster.nb_nodes, config.placement, config.ordering, outdir)
+        try:
+            result = simulate_gpu(cluster, jobs, config)
+            metrics = {"episode": 0, **write_gpu_outputs(outdir, result), "reward": "", "loss": ""}
+            with atomic_write(outdir / "episodes.csv") as f:
+                writer = csv.DictWriter(f, fieldnames=list(metrics))
+                writer.writeheader()
+                writer.writerow(metrics)
+            with atomic_write(outdir / "makespans.log") as f:
+                f.write(f"{float(metrics['makespan'])!r}\n")
+            write_run_info(outdir, options, workload, {**extra, "episodes_completed": 1})
+        except KeyboardInterrupt:
+            write_run_info(outdir, options, workload, {**extra, "episodes_completed": 0}, status=INTERRUPTED)
+            raise
+        except Exception as exc:
+            end_failed(outdir, exc, lambda more: write_run_info(
+                outdir, options, workload, {**extra, "episodes_completed": 0, **more}, status=FAILED))
+            raise
+    finally:
+        lock.release()
     return RunResult(metrics=[metrics], outdir=outdir)

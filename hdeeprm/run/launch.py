@@ -10,10 +10,13 @@ import csv
 import json
 import logging
 import math
+import numbers
+import os
 import platform as _platform
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +29,12 @@ from hdeeprm.config.build import build_agent, build_platform, build_workload, lo
 from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
-from hdeeprm.errors import HDeepRMError, OptionsError
-from hdeeprm.outputs.files import atomic_write
+from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
+from hdeeprm.outputs.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
+                                   open_for_writing, remove_folder_orphans)
 from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.run.episode import run_episode
-from hdeeprm.run.loop import Observer, RewardFn, agent_failed
+from hdeeprm.run.loop import Observer, RewardFn, agent_failed, method_location
 from hdeeprm.workload.model import Workload
 
 if TYPE_CHECKING:
@@ -61,62 +65,131 @@ RUN_OUTPUTS: tuple[str, ...] = ("run.json", "out_*.csv", "out_metrics.json", "ov
                                 *(f"{name}.png" for name in PLOTS), "jct_cdf.png", "gpu_timeline.png")
 
 
-def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> list[Path]:
-    """Make ``outdir`` the run's own: create it and remove the files of :data:`RUN_OUTPUTS` in it.
+def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> FolderLock:
+    """Make ``outdir`` the run's own: lock it, create it, remove the files of :data:`RUN_OUTPUTS` in it.
+
+    A folder that another live run holds is refused (:func:`~hdeeprm.outputs.files.lock_folder`);
+    a previous run that died without saying so (``run.json`` still ``"running"``, its lock gone:
+    ``kill -9``, the out-of-memory killer, a power cut) is reported as a warning, and the temporary
+    files its interrupted writes left behind are removed.
 
     Args:
         outdir: The run's output folder.
         keep: Input files never removed even when their name matches (e.g. ``-cw OUTDIR/out_x.csv``).
 
     Returns:
-        The files removed (the previous run's outputs).
+        The folder's lock, held until the caller releases it (at the end of the run).
 
     Raises:
-        OptionsError: ``outdir`` exists and is not a directory.
+        OptionsError: ``outdir`` exists and is not a directory, or another run holds it.
         OSError: The folder cannot be created or a file removed.
     """
-    if outdir.exists() and not outdir.is_dir():
-        raise OptionsError(f"-o {outdir}: must be a directory, got a file")
-    outdir.mkdir(parents=True, exist_ok=True)
-    kept = {Path(p).resolve() for p in keep if p}
-    removed = [path for pattern in RUN_OUTPUTS for path in sorted(outdir.glob(pattern))
-               if path.is_file() and path.resolve() not in kept]
-    for path in removed:
-        path.unlink()
+    check_output_folder(outdir)
+    lock = lock_folder(outdir)
+    try:
+        dead = previous_run(outdir)
+        if dead is not None and dead["state"] == DIED:
+            log.warning("%s: %s; its outputs are replaced", outdir, dead["text"])
+        remove_folder_orphans(outdir)
+        kept = {Path(p).resolve() for p in keep if p}
+        removed = [path for pattern in RUN_OUTPUTS for path in sorted(outdir.glob(pattern))
+                   if path.is_file() and path.resolve() not in kept]
+        for path in removed:
+            path.unlink()
+    except BaseException:
+        lock.release()
+        raise
     if removed:
         log.info("removed %d output file(s) of a previous run from %s", len(removed), outdir)
-    return removed
+    return lock
+
+
+#: States of a run folder's run, as :func:`previous_run` tells them.
+ALIVE, DIED = "alive", "died"
+
+
+def previous_run(outdir: str | Path) -> dict | None:
+    """What the run that last wrote ``outdir/run.json`` became.
+
+    Args:
+        outdir: A run folder.
+
+    Returns:
+        None when there is no readable ``run.json``; else ``{"state", "pid", "episodes", "text"}``:
+        ``state`` is ``run.json``'s status, :data:`ALIVE` (it says running and its process holds the
+        folder) or :data:`DIED` (it says running but no process holds the folder: killed by
+        ``kill -9``, the out-of-memory killer or a crash of the machine); ``episodes`` is the
+        number of episodes it recorded (the rows of ``episodes.csv`` when more than ``run.json``
+        says); ``text`` says it in words.
+    """
+    outdir = Path(outdir)
+    try:
+        info = json.loads((outdir / "run.json").read_text(encoding="utf-8"))
+        status = str(info.get("status"))
+        pid = info.get("pid", "unknown")
+        episodes = int(info.get("episodes_completed") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):   # no run.json, or not one HDeepRM wrote
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        with open(outdir / "episodes.csv", encoding="utf-8") as f:
+            episodes = max(episodes, sum(1 for _ in f) - 1)
+    if status != RUNNING:
+        text = f"the previous run (pid {pid}) {status}" + (
+            f" after {episodes} episode(s)" if status != FINISHED else "") + (
+            f": {info['error']}" if info.get("error") else "")
+        return {"state": status, "pid": pid, "episodes": episodes, "text": text}
+    owner = folder_owner(outdir)
+    if owner is not None:
+        return {"state": ALIVE, "pid": owner, "episodes": episodes,
+                "text": f"a run (pid {owner}) is running, {episodes} episode(s) done"}
+    return {"state": DIED, "pid": pid, "episodes": episodes,
+            "text": f"the previous run (pid {pid}) died after {episodes} episode(s) without finishing "
+                    "(killed: kill -9, out of memory, or the machine stopped)"}
 
 
 def write_run_info(outdir: Path, options: Options, workload: Workload, extra: dict | None = None, *,
                    status: str = FINISHED) -> None:
-    """Write ``run.json``: the run's status, resolved options, versions, seed and the workload report.
+    """Write ``run.json``: the run's status and process, resolved options, versions, seed, workload report.
 
     Args:
         outdir: The run's folder.
         options: The resolved options.
         workload: The run's workload (its source, size and conversion report).
         extra: More keys (e.g. ``episodes_completed``, ``error``).
-        status: :data:`RUNNING` (written before the first episode), :data:`FINISHED`,
+        status: :data:`RUNNING` (written before the first episode and at checkpoints), :data:`FINISHED`,
             :data:`INTERRUPTED` or :data:`FAILED`.
+
+    The file is replaced atomically. When that fails on a failed or interrupted run (a full disk
+    has no room for the temporary copy), the file is rewritten in place (the blocks of the
+    previous version are reused), so that it never keeps saying ``"running"``.
+
+    Raises:
+        OSError: ``run.json`` cannot be written.
     """
     info = {
-        "status": status,
+        "status": status, "pid": os.getpid(),
         "hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
         "options": options.to_dict(), "workload": {"source": workload.source, "jobs": len(workload.jobs),
                                                      "report": workload.report},
     }
     if extra:
         info.update(extra)
-    with atomic_write(outdir / "run.json") as f:
-        f.write(json.dumps(info, indent=2) + "\n")
+    text = json.dumps(info, indent=2) + "\n"
+    try:
+        with atomic_write(outdir / "run.json") as f:
+            f.write(text)
+    except OSError:
+        if status not in (FAILED, INTERRUPTED):
+            raise
+        with naming(outdir / "run.json"), open(outdir / "run.json", "w", encoding="utf-8") as f:
+            f.write(json.dumps({key: info[key] for key in ("status", "pid", *(extra or {}))}) + "\n")
 
 
 def launch(options: Options | str | Path, *, agent_path: str | None = None, custom_workload: str | None = None,
            inmodel: str | None = None, outmodel: str | None = None, nb_runs: int = 1,
            outdir: str | Path = "hdeeprm-run", quiet: bool = False, simulator: str = "embedded",
            batsim: str = "batsim", checkpoint_every: int | None = None,
-           libraries: Sequence[str | Path] = ()) -> RunResult:
+           libraries: Sequence[str | Path] = (), gpu_libraries: Sequence[str | Path] = ()) -> RunResult:
     """Run ``nb_runs`` episodes as ``hdeeprm-launch`` does and write the outputs.
 
     Writes into ``outdir``: the Batsim-format CSVs and ``out_metrics.json`` of
@@ -157,6 +230,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
         batsim: The Batsim binary with ``simulator="batsim"``.
         checkpoint_every: Also save ``outmodel`` after every this many episodes (None = only at the end).
         libraries: Extra type library files for the platform (as ``hdeeprm-platform --library``).
+        gpu_libraries: Extra GPU type library files, for a GPU run (options with a ``gpu`` block).
 
     Returns:
         The :class:`RunResult`.
@@ -164,15 +238,19 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     Raises:
         HDeepRMError: any invalid input (options, platform, workload, agent).
     """
+    check_output_folder(outdir)   # a file, or a folder another run holds: refused before any work
     if not isinstance(options, Options):
         options = load_options(options)
     if options.gpu is not None:   # a timed GPU replay (hdeeprm.run.gpu_launch)
         from hdeeprm.run.gpu_launch import launch_gpu
 
-        return launch_gpu(options, outdir=outdir, quiet=quiet, libraries=libraries, unsupported={
+        return launch_gpu(options, outdir=outdir, quiet=quiet, libraries=libraries, gpu_libraries=gpu_libraries,
+                          unsupported={
             "-a agent": agent_path, "-cw": custom_workload, "-im": inmodel, "-om": outmodel,
             "-nr > 1": nb_runs != 1, "--simulator batsim": simulator != "embedded",
             "--checkpoint-every": checkpoint_every is not None})
+    if gpu_libraries:
+        raise OptionsError("--gpu-library applies to GPU runs (options with a 'gpu' block)", path=options.source)
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")
@@ -187,35 +265,113 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     workload = build_workload(options, hierarchy, custom_workload)
     agent_cls = load_agent(options, agent_path)
     outdir = Path(outdir)
-    claimed = []
+    locks: list[FolderLock] = []
 
     def claim() -> None:
         """Take the folder once every input (the agent and its -im checkpoint too) is known good."""
-        claim_outdir(outdir, keep=(options.source, options.workload_file_path, options.platform_file_path,
-                                   custom_workload, agent_path, inmodel, outmodel, *libraries))
-        write_run_info(outdir, options, workload, status=RUNNING)
-        claimed.append(True)
+        locks.append(claim_outdir(outdir, keep=(options.source, options.workload_file_path,
+                                                options.platform_file_path, custom_workload, agent_path, inmodel,
+                                                outmodel, *libraries)))
+        write_run_info(outdir, options, workload, {"episodes_completed": 0}, status=RUNNING)
+
+    def progress() -> None:
+        """Say in ``run.json`` how many episodes are done (at checkpoints), while the run goes on."""
+        write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)}, status=RUNNING)
 
     log.info("run: %d jobs on %d cores, agent %s, %d episode(s), outputs in %s", len(workload.jobs),
              hierarchy.nb_cores, agent_cls.__name__, nb_runs, outdir)
     result = RunResult(outdir=outdir)
     try:
-        with seeded_torch(options.seed):
-            _launch(options, hierarchy, workload, agent_cls, result, claim, inmodel=inmodel, outmodel=outmodel,
-                    nb_runs=nb_runs, quiet=quiet, simulator=simulator, batsim=batsim,
-                    checkpoint_every=checkpoint_every)
-    except KeyboardInterrupt:
-        if claimed:
-            write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)},
-                           status=INTERRUPTED)
-        raise
-    except Exception as exc:
-        if claimed:
+        try:
+            with seeded_torch(options.seed):
+                _launch(options, hierarchy, workload, agent_cls, result, claim, progress, inmodel=inmodel,
+                        outmodel=outmodel, nb_runs=nb_runs, quiet=quiet, simulator=simulator, batsim=batsim,
+                        checkpoint_every=checkpoint_every)
             write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics),
-                                                       "error": f"{type(exc).__name__}: {exc}"}, status=FAILED)
-        raise
-    write_run_info(outdir, options, workload, {"simulator": simulator} if simulator == "batsim" else None)
+                                                       **({"simulator": simulator} if simulator == "batsim"
+                                                          else {})})
+        except KeyboardInterrupt:
+            if locks:
+                write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)},
+                               status=INTERRUPTED)
+            raise
+        except Exception as exc:
+            if locks:
+                end_failed(outdir, exc, lambda extra: write_run_info(
+                    outdir, options, workload, {"episodes_completed": len(result.metrics), **extra},
+                    status=FAILED))
+            raise
+    finally:
+        for lock in locks:
+            lock.release()
     return result
+
+
+def end_failed(outdir: Path, exc: BaseException, write_status) -> None:
+    """Leave a failed run's folder as failed: ``run.json`` says so, no partial Batsim output is left.
+
+    When the run failed on an I/O error (a full disk), the Batsim-format outputs of the episode
+    being recorded (``out_*.csv``, ``out_metrics.json``, ``overutilizations.json``) are incomplete:
+    they are removed, so that nothing looks like a finished run's (and the room is given back).
+    ``run.json`` is then rewritten as failed; when even that cannot be done, the error is logged
+    and the run's own error is the one raised.
+
+    Args:
+        outdir: The run's folder.
+        exc: What the run raised.
+        write_status: ``write_status(extra)`` writes ``run.json`` as failed with ``extra`` keys.
+    """
+    if isinstance(exc, OSError):
+        for pattern in ("out_*.csv", "out_metrics.json", "overutilizations.json"):
+            for path in outdir.glob(pattern):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+    error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, OSError) else \
+        f"OSError: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+    try:
+        write_status({"error": error})
+    except OSError as again:
+        log.error("could not mark %s as failed: %s", outdir / "run.json", again.strerror or again)
+
+
+def _write_line(f, line: str) -> None:
+    """Write ``line`` and a line break to the open log ``f`` and flush it (so that ``kill -9`` keeps it)."""
+    f.write(line + "\n")
+    f.flush()
+
+
+def end_episode(agent: Agent) -> float | None:
+    """Call the agent's :meth:`~hdeeprm.agents.base.Agent.end_episode` and check what it returns.
+
+    Args:
+        agent: The agent at the end of an episode.
+
+    Returns:
+        The training loss as a float, or None when the agent learnt nothing.
+
+    Raises:
+        AgentError: ``end_episode`` raised (``"agent.py:LINE: A.end_episode() raised ..."``, as
+            :func:`~hdeeprm.run.loop.agent_failed`) or returned something that is not a real number
+            or None (``"agent.py:LINE: A.end_episode() must return the loss (a number) or None,
+            got 'x'"``, LINE being the method's).
+    """
+    try:
+        loss = agent.end_episode()
+    except HDeepRMError:
+        raise
+    except Exception as exc:   # the user's code: say which file and method, keep its frames
+        raise agent_failed(agent, "end_episode", exc) from exc
+    if loss is None:
+        return None
+    if isinstance(loss, np.ndarray) and loss.size == 1:
+        loss = loss.reshape(()).item()
+    if hasattr(loss, "item") and not isinstance(loss, (bool, np.bool_)) and callable(loss.item):
+        with contextlib.suppress(Exception):   # a one-element torch tensor
+            loss = loss.item()
+    if isinstance(loss, numbers.Real) and not isinstance(loss, (bool, np.bool_)):
+        return float(loss)
+    raise AgentError(f"{method_location(agent, 'end_episode')}: {type(agent).__name__}.end_episode() must return "
+                     f"the loss (a number) or None, got {loss!r}")
 
 
 @contextlib.contextmanager
@@ -311,11 +467,15 @@ def prepare_agent(options: Options, hierarchy, workload: Workload, agent_cls: ty
     return agent, observer, reward
 
 
-def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, claim, *, inmodel,
-            outmodel, nb_runs: int, quiet: bool, simulator: str, batsim: str, checkpoint_every: int | None) -> None:
+def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, claim, progress, *,
+            inmodel, outmodel, nb_runs: int, quiet: bool, simulator: str, batsim: str,
+            checkpoint_every: int | None) -> None:
     """:func:`launch` once the inputs are built (torch, if used, already seeded); fills ``result``.
 
-    ``claim()`` takes the output folder, once the agent is built and its checkpoint loaded.
+    ``claim()`` takes the output folder, once the agent is built and its checkpoint loaded;
+    ``progress()`` rewrites ``run.json`` with the episodes done (at checkpoints, and at most once
+    a second otherwise). ``episodes.csv`` and the logs get each episode's line as soon as it ends
+    (flushed), so a run killed without warning leaves the episodes it did.
     """
     outdir = result.outdir
     agent, observer, reward = prepare_agent(options, hierarchy, workload, agent_cls, inmodel=inmodel,
@@ -336,14 +496,17 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
         from tqdm import tqdm
 
         bar = tqdm(total=len(workload.jobs) * nb_runs, unit="job", desc="hdeeprm", leave=False)
-    logs = {name: open(outdir / f"{name}.log", "w") for name in ("rewards", "losses", "makespans")}
+    logs = {name: open_for_writing(outdir / f"{name}.log") for name in ("rewards", "losses", "makespans")}
+    episodes = None   # episodes.csv, opened at the first episode's end (its columns are that episode's keys)
+    reported = time.monotonic()
     try:
         for run in range(nb_runs):
             last = run == nb_runs - 1
-            episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
-                                         reward=reward, progress=bar,
-                                         model=make_contention_model(options.contention),
-                                         stream_to=outdir if last else None)
+            with naming(outdir):   # a write error no stream names (they do: open_for_writing) names the folder
+                episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
+                                             reward=reward, progress=bar,
+                                             model=make_contention_model(options.contention),
+                                             stream_to=outdir if last else None)
             with _uninterrupted():   # an episode's update and its record stay together
                 probs = getattr(agent, "probs", None)
                 if probs:
@@ -351,46 +514,48 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                     mean_probs.append([round(float(p), 6) for p in mean])
                     if last:
                         last_probs = [[round(float(p), 6) for p in row] for row in probs]
-                try:
-                    loss = agent.end_episode()
-                except HDeepRMError:
-                    raise
-                except Exception as exc:   # the user's code: say which file and method, keep its frames
-                    raise agent_failed(agent, "end_episode", exc) from exc
-                metrics = episode.write_outputs(outdir) if last else episode.metrics()
+                loss = end_episode(agent)
+                with naming(outdir):
+                    metrics = episode.write_outputs(outdir) if last else episode.metrics()
                 metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
                            "loss": loss if loss is not None else ""}
                 result.metrics.append(metrics)
                 log.info("episode %d: makespan %.6g s, mean bounded slowdown %.6g, reward %s, loss %s", run,
                          metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"],
                          metrics["loss"])
-                logs["rewards"].write(f"{total!r}\n")
+                if episodes is None:
+                    episodes = open_for_writing(outdir / "episodes.csv", newline="")
+                    writer = csv.DictWriter(episodes, fieldnames=list(metrics))
+                    writer.writeheader()
+                writer.writerow(metrics)
+                episodes.flush()
+                _write_line(logs["rewards"], f"{total!r}")
                 if loss is not None:
-                    if not math.isfinite(float(loss)) and not warned_loss:
+                    if not math.isfinite(loss) and not warned_loss:
                         log.warning("episode %d: the training loss is %s (the agent diverged: try a lower lr); "
-                                    "written to losses.log as is", run, float(loss))
+                                    "written to losses.log as is", run, loss)
                         warned_loss = True
-                    logs["losses"].write(f"{float(loss)!r}\n")
-                logs["makespans"].write(f"{float(metrics['makespan'])!r}\n")
-            if outmodel and checkpoint_every and not last and (run + 1) % checkpoint_every == 0:
+                    _write_line(logs["losses"], f"{loss!r}")
+                _write_line(logs["makespans"], f"{float(metrics['makespan'])!r}")
+            checkpoint = bool(outmodel and checkpoint_every and not last and (run + 1) % checkpoint_every == 0)
+            if checkpoint:
                 agent.save_checkpoint(outmodel)
+            if not last and (checkpoint or time.monotonic() - reported >= 1.0):
+                progress()
+                reported = time.monotonic()
     except KeyboardInterrupt:
         if outmodel and result.metrics:   # hours of training are not thrown away
             agent.save_checkpoint(outmodel)
             log.warning("interrupted after %d episode(s): model saved to %s", len(result.metrics), outmodel)
         raise
     finally:
-        for f in logs.values():
-            f.close()
+        for f in (*logs.values(), *([episodes] if episodes is not None else [])):
+            with contextlib.suppress(OSError):   # a full disk: the error that matters is already raised
+                f.close()
         if bar is not None:
             bar.close()
         if mean_probs:
-            (outdir / "probs.json").write_text(json.dumps({"actions": names, "mean_per_episode": mean_probs,
-                                                            "probs": last_probs}) + "\n")
-        if result.metrics:   # the episodes done so far, also when interrupted
-            with open(outdir / "episodes.csv", "w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=list(result.metrics[0]))
-                writer.writeheader()
-                writer.writerows(result.metrics)
+            with atomic_write(outdir / "probs.json") as f:
+                f.write(json.dumps({"actions": names, "mean_per_episode": mean_probs, "probs": last_probs}) + "\n")
     if outmodel:
         agent.save_checkpoint(outmodel)

@@ -14,6 +14,7 @@ Nothing here knows which simulator runs underneath.
 """
 from __future__ import annotations
 
+import inspect
 import numbers
 import sys
 import traceback
@@ -75,6 +76,24 @@ def agent_failed(agent: Agent, method: str, exc: BaseException) -> AgentError:
     text = "".join(traceback.format_list(frames))
     return AgentError(f"{where}: {type(agent).__name__}.{method}() raised {type(exc).__name__}: {exc}",
                       user_traceback=f"Traceback of the agent (most recent call last):\n{text}" if text else "")
+
+
+def method_location(agent: Agent, method: str) -> str:
+    """``file:line`` where the agent's class defines ``method`` (its module's file when unknown).
+
+    Args:
+        agent: A user agent.
+        method: A method name, e.g. ``"end_episode"``.
+
+    Returns:
+        E.g. ``"/home/me/agent.py:31"``: what an error about the method's return value names.
+    """
+    func = inspect.unwrap(getattr(type(agent), method, None) or (lambda: None))
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        return f"{code.co_filename}:{code.co_firstlineno}"
+    module = sys.modules.get(type(agent).__module__)
+    return getattr(module, "__file__", None) or type(agent).__module__
 
 
 def apply_action(manager: WorkloadManager, view: StateView, action: object, reward: RewardFn | None,

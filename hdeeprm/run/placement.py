@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hdeeprm.errors import OptionsError
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
 from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models, mean_and_sd, typical_pods, value_at_arrived
 from hdeeprm.platform.openb import MILLI, GpuCluster
@@ -29,6 +30,9 @@ from hdeeprm.workload.openb import OpenbPods
 
 #: Total GPU request the ATC'23 experiment brings in, as a multiple of the cluster's GPU capacity.
 ATC23_RATIO = 1.3
+#: Largest ratio of the experiment: ten times the cluster's GPUs brought in (the paper's curves stop at 130 %;
+#: beyond, the arrivals only grow the memory and the time taken).
+MAX_RATIO = 10.0
 #: Seeds of the ATC'23 runs (the artifact's ``tune_seed`` 42..51).
 ATC23_SEEDS = tuple(range(42, 52))
 #: The six policies of ATC'23 Fig. 9(a), in the paper's order.
@@ -175,6 +179,22 @@ def run_placement(cluster: GpuCluster, requests: Sequence[PodRequest], order: np
                         fragmented=fragmented / typical.total, node=node_of)
 
 
+def check_experiment_inputs(cluster: GpuCluster, pods: OpenbPods) -> None:
+    """Refuse a cluster and pod list the experiment cannot run on (see :func:`run_experiment`).
+
+    Raises:
+        OptionsError: A cluster without GPU, or a pod list without pods or without any GPU request.
+    """
+    if cluster.nb_gpus == 0:
+        raise OptionsError(f"the node list {cluster.source} has no GPU: the ATC'23 experiment places GPU requests")
+    if len(pods) == 0:
+        raise OptionsError(f"the pod list {pods.source} has no pod")
+    if not pods.gpu_request.any():
+        raise OptionsError(f"the pod list {pods.source} asks for no GPU (every pod has num_gpu 0 or gpu_milli 0): "
+                           "the ATC'23 experiment brings in GPU requests up to ratio x the GPUs; give a pod list "
+                           "with GPU pods")
+
+
 def run_experiment(cluster: GpuCluster, pods: OpenbPods, policies: Iterable[str] = ATC23_POLICIES,
                    seeds: Iterable[int] = ATC23_SEEDS, ratio: float = ATC23_RATIO) -> list[PlacementRun]:
     """The ATC'23 placement experiment: every policy on every seed's arrivals (see the module docstring).
@@ -190,9 +210,16 @@ def run_experiment(cluster: GpuCluster, pods: OpenbPods, policies: Iterable[str]
         One run per (seed, policy), seeds outermost.
 
     Raises:
-        OptionsError: Unknown policy name.
+        OptionsError: Unknown policy name, a ``ratio`` that is not a finite number in (0, :data:`MAX_RATIO`],
+            a negative seed, a cluster without GPU, or a pod list without pods or without any GPU request
+            (the arrivals, drawn until they ask for ``ratio`` x the GPUs, would never end).
     """
+    from hdeeprm.arguments import count, real
+
     policies = [GPU_PLACEMENTS.check(name) for name in policies]
+    ratio = real("ratio", ratio, positive=True, maximum=MAX_RATIO)
+    seeds = [count("seed", seed, 0) for seed in seeds]
+    check_experiment_inputs(cluster, pods)
     typical = typical_pods(pods, cluster.models)
     requests = pod_requests(pods, cluster.models)
     capacity = MILLI * cluster.nb_gpus

@@ -40,10 +40,8 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +50,8 @@ import jsonschema
 from hdeeprm.config.options import Options, load_options, parse_overrides
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
+from hdeeprm.outputs.files import check_output_folder, lock_folder
+from hdeeprm.run.pool import worker_map
 
 #: Ways to run the cells: a local process pool (the default) or Ray.
 BACKENDS: tuple[str, ...] = ("processes", "ray")
@@ -252,8 +252,8 @@ def _processes(tasks: list[tuple[Options, str]], jobs: int) -> Iterator[Iterator
     if jobs == 1:
         yield (run_cell(*task) for task in tasks)
         return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        yield pool.map(_run_task, tasks)
+    with worker_map(_run_task, tasks, jobs) as results:
+        yield results
 
 
 @contextlib.contextmanager
@@ -354,7 +354,15 @@ def run_sweep(options: Options, grid: dict[str, Sequence[Any]], *, outdir: str |
         raise OptionsError(f"unknown backend '{backend}' (valid: {', '.join(BACKENDS)})")
     if jobs < 1:
         raise OptionsError(f"the number of workers must be >= 1, got {jobs}")
+    check_output_folder(outdir)
     cells = make_cells(options, grid, outdir, source, sources)
+    with lock_folder(outdir):   # a second sweep into the folder is refused; each cell's run locks its own
+        return _run_cells(cells, grid, outdir, backend=backend, jobs=jobs, address=address, rerun=rerun, quiet=quiet)
+
+
+def _run_cells(cells: list[Cell], grid: dict[str, Sequence[Any]], outdir: str | Path, *, backend: str, jobs: int,
+               address: str | None, rerun: bool, quiet: bool) -> list[dict[str, Any]]:
+    """:func:`run_sweep` once its folder is locked."""
     todo = [i for i, cell in enumerate(cells) if rerun or not is_done(cell)]
     errors: list[str | None] = [None] * len(cells)
     tasks = [(cells[i].options, str(cells[i].outdir)) for i in todo]

@@ -532,7 +532,9 @@ def write_swf(path: str | os.PathLike, records: Iterable[SWFRecord | Iterable[fl
     """Write records (and a header) as an SWF trace.
 
     A path ending in ``.gz`` is written gzip-compressed (with a zero modification time
-    so that the bytes only depend on the content).
+    so that the bytes only depend on the content). The file is written atomically
+    (:func:`hdeeprm.outputs.files.atomic_write`): a full disk or an interrupt leaves the
+    previous file, never half a trace.
 
     Args:
         path: The file to create or overwrite.
@@ -546,18 +548,19 @@ def write_swf(path: str | os.PathLike, records: Iterable[SWFRecord | Iterable[fl
         OSError: The file cannot be written.
         ValueError: A record does not have 18 fields.
     """
+    from hdeeprm.outputs.files import atomic_write
+
     name = os.fspath(path)
     count = 0
-    if name.endswith(".gz"):
-        raw: IO[bytes] = gzip.GzipFile(name, "wb", mtime=0)
-    else:
-        raw = open(name, "wb")  # noqa: SIM115 - closed below
-    with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as out:
-        if header is not None:
-            for text in header.lines:
-                out.write(f";{text}\n")
-        for record in records:
-            out.write(format_swf_record(record))
-            out.write("\n")
-            count += 1
+    with atomic_write(name, binary=True) as dest:   # an interrupted or failed write leaves no partial trace
+        # the gzip header names the destination (as GzipFile(name) would), not the temporary file
+        raw: IO[bytes] = gzip.GzipFile(name, "wb", mtime=0, fileobj=dest) if name.endswith(".gz") else dest
+        with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as out:
+            if header is not None:
+                for text in header.lines:
+                    out.write(f";{text}\n")
+            for record in records:
+                out.write(format_swf_record(record))
+                out.write("\n")
+                count += 1
     return count

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_types import load_gpu_library
 
 #: GPUs per job in Philly and their counts (the per-job table).
@@ -115,6 +116,49 @@ class GpuWorkloadModel:
         return base * np.asarray(self.hour_factors)[hour % 24] * np.asarray(self.weekday_factors)[(hour // 24) % 7]
 
 
+def check_model(model: GpuWorkloadModel, nb_jobs: int) -> None:
+    """Refuse parameters that cannot produce the asked workload (messages name ``generate``'s flags).
+
+    Args:
+        model: The parameters.
+        nb_jobs: Jobs to draw.
+
+    Raises:
+        OptionsError: A share outside [0, 1]; a rate, burst median or GPU memory that is not a finite
+            number > 0; a rate so low that ``nb_jobs`` arrivals would pass
+            :data:`~hdeeprm.workload.model.MAX_TIME` (they are expected by ``nb_jobs / rate`` hours, kept
+            within a quarter of the bound), bursts included (a burst median so large that the arrivals
+            starting bursts are that rare: the bursts, capped at the jobs left, are unbounded otherwise);
+            a GPU memory need that no GPU type of the library has (those jobs would be unconstrained); a
+            type share without types.
+    """
+    from hdeeprm.arguments import real
+    from hdeeprm.reading import MAX_TIME, MAX_TIME_TEXT
+
+    for flag, value in (("--burst-probability", model.burst_probability), ("--memory-share", model.memory_share),
+                        ("--type-share", model.type_share)):
+        real(flag, value, minimum=0, maximum=1)
+    for flag, value in (("--rate", model.rate), ("--burst-median", model.burst_median),
+                        ("--memory-gb", model.memory_gb)):
+        real(flag, value, positive=True)
+    needed = nb_jobs * 3600.0 / (MAX_TIME / 4)   # jobs per hour; bursts may supply none of the jobs
+    if model.rate < needed:
+        raise OptionsError(f"--rate {model.rate:g} jobs per hour is too low for {nb_jobs} jobs: their arrivals would "
+                           f"pass the time bound ({MAX_TIME_TEXT}); raise --rate to at least {needed:.3g}")
+    base = model.rate / (1.0 + model.burst_probability * model.mean_burst)   # arrivals that start a burst, per hour
+    if not base >= needed:
+        raise OptionsError(f"--burst-median {model.burst_median:g} (--burst-probability {model.burst_probability:g}) "
+                           f"leaves {base:.3g} burst-starting arrivals per hour at --rate {model.rate:g}: {nb_jobs} "
+                           f"jobs could pass the time bound ({MAX_TIME_TEXT}); lower --burst-median or raise --rate")
+    if model.memory_share > 0 and not _memory_spec(model.memory_gb):
+        largest = max(load_gpu_library().types.values(), key=lambda gpu: gpu.memory)
+        raise OptionsError(f"--memory-gb {model.memory_gb:g}: no GPU type has that much memory (the largest: "
+                           f"{largest.name}, {largest.memory:g} GB), so the jobs needing it could run nowhere; lower "
+                           "--memory-gb or set --memory-share 0")
+    if model.type_share > 0 and not model.types:
+        raise OptionsError(f"--type-share {model.type_share:g} needs the GPU types to pin jobs to: give --types")
+
+
 def _memory_spec(gb: float) -> tuple[str, ...]:
     library = load_gpu_library()
     names = []
@@ -160,7 +204,9 @@ def generate_gpu_jobs(nb_jobs: int, model: GpuWorkloadModel = GpuWorkloadModel()
                 spec = {fitting[int(rng.integers(len(fitting)))]}
         extra = 0
         if rng.random() < model.burst_probability:
-            extra = max(1, round(float(np.exp(rng.normal(np.log(model.burst_median), model.burst_sigma)))))
+            # capped at the jobs still to draw (the rest would be dropped): memory bounded by nb_jobs, the same rows
+            size = float(np.exp(rng.normal(np.log(model.burst_median), model.burst_sigma)))
+            extra = max(1, round(min(size, max(1, nb_jobs - len(rows) - 1))))
         arrivals = (t + np.concatenate(([0.0], np.cumsum(rng.exponential(model.burst_gap, extra))))).tolist()
         for when in arrivals:
             mean = model.mu + model.slope * np.log2(gpus)
@@ -173,7 +219,9 @@ def generate_gpu_jobs(nb_jobs: int, model: GpuWorkloadModel = GpuWorkloadModel()
 
 def write_gpu_pod_list(path: str | Path, rows: Sequence[tuple]) -> int:
     """Write rows of :func:`generate_gpu_jobs` as an openb pod list (see the module docstring); returns the count."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    from hdeeprm.outputs.files import atomic_write
+
+    with atomic_write(path) as f:   # atomic: a full disk or an interrupt never leaves half a pod list
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(POD_HEADER)
         for name, cpu, memory, gpus, milli, spec, when, duration in rows:

@@ -1,0 +1,84 @@
+"""Worker processes for ``hdeeprm-evaluate -j`` and ``hdeeprm-sweep -j``, stopped cleanly by Ctrl-C.
+
+A terminal's Ctrl-C sends SIGINT to the whole process group: without care every worker would
+print its own ``KeyboardInterrupt`` traceback. Here the workers ignore SIGINT and the parent,
+which receives it as :class:`KeyboardInterrupt`, cancels the tasks not started and sends the
+workers SIGTERM: a task that is running raises :class:`KeyboardInterrupt` inside the task (a run
+then marks its folder interrupted, as in the parent), an idle worker exits at once.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Any
+
+#: Seconds the parent waits for interrupted workers to end before killing them.
+STOP_TIMEOUT = 10.0
+_in_task = False
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """A worker's SIGTERM: interrupt the running task, or end an idle worker quietly."""
+    if _in_task:
+        raise KeyboardInterrupt
+    os._exit(130)
+
+
+def _init(initializer: Callable[..., None] | None, initargs: tuple) -> None:
+    """Worker start: leave SIGINT to the parent, turn SIGTERM into an interrupt, run ``initializer``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _call(fn: Callable[[Any], Any], task: Any) -> Any:
+    """Run one task, SIGTERM interrupting it."""
+    global _in_task
+    _in_task = True
+    try:
+        return fn(task)
+    finally:
+        _in_task = False
+
+
+@contextlib.contextmanager
+def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
+               initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> Iterator[Iterator[Any]]:
+    """Map ``fn`` over ``tasks`` on ``jobs`` spawned worker processes; results in task order.
+
+    Args:
+        fn: A module-level function of one task (pickled to the workers).
+        tasks: The tasks (picklable).
+        jobs: Worker processes (>= 1).
+        initializer, initargs: Run once in each worker at its start.
+
+    Yields:
+        The results, in the order of ``tasks``, as they come.
+
+    When the block raises (Ctrl-C in the parent included), the tasks not started are cancelled and
+    the workers are stopped (SIGTERM, then SIGKILL after :data:`STOP_TIMEOUT` s) before the
+    exception goes on.
+    """
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init,
+                               initargs=(initializer, initargs))
+    try:
+        yield pool.map(functools.partial(_call, fn), tasks)
+    except BaseException:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.join(STOP_TIMEOUT)
+                if process.is_alive():
+                    process.kill()
+        raise
+    pool.shutdown()
