@@ -7,7 +7,7 @@ Usage (from the repository root)::
     python benchmarks/bench_gpu_replay.py --first 40000 --jobs 5000 --policies best_fit fgd
 
 Replays the window with every policy (FCFS) and then every ordering (with ``best_fit``) through
-:func:`hdeeprm.simulation.gpu_engine.simulate_gpu` and prints job completion time (mean, median,
+:func:`hdeeprm.run.gpu_replay.simulate_gpu` and prints job completion time (mean, median,
 p95, p99, hours), mean queueing delay (h), time-weighted GPU allocation rate (%), GPU energy (GJ),
 makespan (days), rejected jobs and the wall time of each run. Timing is measured here, never asserted
 in tests.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS  # noqa: E402
 from hdeeprm.outputs.gpu_outputs import gpu_summary  # noqa: E402
 from hdeeprm.platform.gpu_platform import load_gpu_cluster  # noqa: E402
-from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu  # noqa: E402
+from hdeeprm.run.gpu_replay import GpuRunConfig, simulate_gpu  # noqa: E402
 from hdeeprm.workload.gpu_jobs import read_gpu_workload  # noqa: E402
 
 POLICIES = ("random", "first_fit", "best_fit", "worst_fit", "dot_product", "gpu_packing", "gpu_clustering", "fgd")

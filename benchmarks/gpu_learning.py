@@ -50,7 +50,7 @@ from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS  # noqa: E402
 from hdeeprm.env.gpu_placement import GpuPlacementEnv, episode_metrics  # noqa: E402
 from hdeeprm.env.gpu_provisioning import PROVISIONING_HEURISTICS, GpuProvisioningEnvV1  # noqa: E402
 from hdeeprm.env.gpu_scenarios import scenarios  # noqa: E402
-from hdeeprm.simulation.gpu_engine import GpuReplay, GpuRunConfig  # noqa: E402
+from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig  # noqa: E402
 
 #: Steps after which a provisioning episode is truncated (jobs not started count late).
 MAX_STEPS = 3000

@@ -168,8 +168,8 @@ def test_the_docs_name_every_option_environment_and_policy():
     from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
     from hdeeprm.decision.orderings import JOB_ORDERINGS
     from hdeeprm.decision.strategies import START_STRATEGIES
-    from hdeeprm.env.observation import OBSERVATIONS
-    from hdeeprm.env.reward import OBJECTIVES
+    from hdeeprm.decision.observation import OBSERVATIONS
+    from hdeeprm.decision.reward import OBJECTIVES
 
     options = (DOCS / "options.rst").read_text(encoding="utf-8")
     assert sorted(k for k in _schema_keys(SCHEMA) if not re.search(rf"``([\w.]+\.)?{k}``", options)) == []

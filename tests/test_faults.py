@@ -195,11 +195,11 @@ def test_launch_takes_user_type_libraries(tmp_path, capsys):
 
 def test_kill_9_during_a_write_keeps_the_old_file_and_the_next_write_cleans_up(tmp_path):
     """A process killed while writing leaves the previous file intact and an orphan the next write removes."""
-    from hdeeprm.outputs.files import atomic_write
+    from hdeeprm.files import atomic_write
 
     target = tmp_path / "w.json"
     target.write_text("previous")
-    script = ("import os, signal, sys\nfrom hdeeprm.outputs.files import atomic_write\n"
+    script = ("import os, signal, sys\nfrom hdeeprm.files import atomic_write\n"
               "with atomic_write(sys.argv[1]) as f:\n    f.write('half a wor')\n    f.flush()\n"
               "    os.kill(os.getpid(), signal.SIGKILL)\n")
     proc = subprocess.run([sys.executable, "-c", script, str(target)], env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -208,13 +208,13 @@ SIMULATED = textwrap.dedent("""
     builtins.open = io.open = wrap(builtins.open)
     os.fdopen = wrap(os.fdopen)
 
-    class FullRaw(io.FileIO):   # files opened by hdeeprm.outputs.files.open_for_writing (raw writes)
+    class FullRaw(io.FileIO):   # files opened by hdeeprm.files.open_for_writing (raw writes)
         def write(self, data):
             if fnmatch.fnmatch(str(self.name), PATTERN):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             return super().write(data)
 
-    from hdeeprm.outputs import files
+    from hdeeprm import files
     files._NamedFileIO.__bases__ = (FullRaw,)
     module = __import__(sys.argv[1], fromlist=["main"])
     sys.exit(module.main(sys.argv[2:]))

@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     from hdeeprm.agents import instantiate_agent, load_agent_class
     from hdeeprm.config.build import build_platform, build_workload
     from hdeeprm.config.options import load_options
-    from hdeeprm.env.observation import make_observer
-    from hdeeprm.env.reward import make_reward
+    from hdeeprm.decision.observation import make_observer
+    from hdeeprm.decision.reward import make_reward
     from hdeeprm.run.episode import run_episode
 
     options = load_options(args.options)

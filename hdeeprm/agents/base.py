@@ -50,7 +50,7 @@ class Agent:
         raise NotImplementedError
 
     def rewarded(self, reward: float) -> None:
-        """Receive the reward of the last action (see :mod:`hdeeprm.env.reward`)."""
+        """Receive the reward of the last action (see :mod:`hdeeprm.decision.reward`)."""
 
     def end_episode(self) -> float | None:
         """Called when a simulation ends; learning agents update here.

@@ -20,7 +20,7 @@ holding a dict of plain types and tensors only, so it loads with
     }
 
 The file is first written to a temporary file in the same folder, then moved
-into place with :func:`os.replace` (:func:`hdeeprm.outputs.files.atomic_write`), so
+into place with :func:`os.replace` (:func:`hdeeprm.files.atomic_write`), so
 an interrupted save never leaves a truncated checkpoint behind; the file's mode
 follows the umask, and the temporary files of killed saves are removed by the next.
 """
@@ -36,7 +36,7 @@ from typing import Any
 
 from hdeeprm import __version__
 from hdeeprm.errors import AgentError, OptionsError
-from hdeeprm.outputs.files import atomic_write
+from hdeeprm.files import atomic_write
 
 #: Identifies HDeepRM checkpoint files.
 FORMAT = "hdeeprm-checkpoint"
@@ -47,7 +47,7 @@ FORMAT_VERSION = 1
 def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict | None, *,
                     agent_class: str, observation_size: int, action_size: int,
                     extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write a checkpoint atomically (see :func:`hdeeprm.outputs.files.atomic_write`).
+    """Write a checkpoint atomically (see :func:`hdeeprm.files.atomic_write`).
 
     Args:
         path: Destination file (its folder is created if needed).

@@ -35,7 +35,7 @@ def _print_checks(results: dict[str, list[str]]) -> int:
 def _check_run(outdir: Path) -> int:
     """Say what became of the run of ``outdir``; 0 when it finished or still runs, else 1."""
     from hdeeprm.errors import InputError
-    from hdeeprm.run.launch import ALIVE, FINISHED, previous_run
+    from hdeeprm.run.lifecycle import ALIVE, FINISHED, previous_run
 
     state = previous_run(outdir)
     if state is None:

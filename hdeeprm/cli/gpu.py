@@ -28,7 +28,7 @@ import numpy as np
 from hdeeprm.cli import command, guarded
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.arguments import count, real
-from hdeeprm.outputs.files import check_output_folder
+from hdeeprm.files import check_output_folder
 from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, mean_and_sd, plot_against_arrived
 from hdeeprm.platform.gpu_types import load_gpu_library
 from hdeeprm.platform.openb import read_openb_nodes

@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"\nGPUs ({cluster.nb_gpus} on {int((cluster.gpu_count > 0).sum())} nodes):")
                 print(gpu_summary_table(cluster))
             return
-        from hdeeprm.outputs.files import check_output_file
+        from hdeeprm.files import check_output_file
         from hdeeprm.platform.gpu_platform import is_node_list
 
         check_output_file(args.output)

@@ -54,7 +54,7 @@ def _plot(args: argparse.Namespace) -> int:
     if not Path(args.outdir).is_dir():
         raise InputError("output folder not found", path=args.outdir)
     if args.dest:
-        from hdeeprm.outputs.files import check_output_folder
+        from hdeeprm.files import check_output_folder
 
         check_output_folder(args.dest)
     written = make_plots(args.outdir, args.plots, args.dest, dpi=args.dpi,

@@ -181,7 +181,7 @@ def _platform_size(args: argparse.Namespace) -> tuple[int, float]:
 
 
 def _convert(args: argparse.Namespace) -> None:
-    from hdeeprm.outputs.files import check_output_file
+    from hdeeprm.files import check_output_file
     from hdeeprm.workload.batsim_json import write_batsim_workload
 
     check_output_file(args.output)
@@ -216,7 +216,7 @@ GENERATE_FLAGS: dict[str, tuple[str, ...]] = {
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from hdeeprm.outputs.files import check_output_file
+    from hdeeprm.files import check_output_file
 
     check_output_file(args.output)
     foreign = [f"--{name.replace('_', '-')}" for model, names in GENERATE_FLAGS.items() if model != args.model

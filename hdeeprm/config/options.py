@@ -30,7 +30,7 @@ An options file is JSON::
     }                                                                         # or an openb pod list)
 
 A ``gpu`` block makes the run a timed GPU replay (:mod:`hdeeprm.run.gpu_launch`); its keys are
-those of :class:`~hdeeprm.simulation.gpu_engine.GpuRunConfig`, whose defaults they keep, plus
+those of :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`, whose defaults they keep, plus
 ``first_job`` (jobs of the trace skipped before the window of ``nb_jobs``).
 
 Paths may use environment variables (``$HDEEPRM_SHARED/traces/KTH.swf.gz``: the
@@ -63,8 +63,8 @@ from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MO
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS, GPU_START_STRATEGIES
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
-from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
-from hdeeprm.env.reward import DEFAULT_OBJECTIVE, OBJECTIVES
+from hdeeprm.decision.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
+from hdeeprm.decision.reward import DEFAULT_OBJECTIVE, OBJECTIVES
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
 from hdeeprm.reading import read_text
@@ -157,14 +157,14 @@ class Options:
         contention: Contention model, a name of
             :data:`~hdeeprm.decision.contention.CONTENTION_MODELS` ["hdeeprm"].
         log_level: Level of the ``hdeeprm`` logger set by the command line ["WARNING"].
-        objective: Reward objective, a name of :data:`~hdeeprm.env.reward.OBJECTIVES`
+        objective: Reward objective, a name of :data:`~hdeeprm.decision.reward.OBJECTIVES`
             ["avg_job_slowdown"].
         actions: Action set as full action indices (policy pairs: 0-35 the original's,
             36 = void, 37 and above the pairs with newer policies; see
             :mod:`hdeeprm.decision.actions`) [the original 36 pairs, or the CLASSIC
             agent's single pair].
         observation: Observation type, a name of
-            :data:`~hdeeprm.env.observation.OBSERVATIONS` ["normal"].
+            :data:`~hdeeprm.decision.observation.OBSERVATIONS` ["normal"].
         queue_sensitivity: Sensitivity s of the queue-variation observation [0.05].
         start_strategy: Which of the ordered jobs a decision starts, a name of
             :data:`~hdeeprm.decision.strategies.START_STRATEGIES` ["head_of_line"].

@@ -44,7 +44,7 @@ import numpy as np
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
 from hdeeprm.decision.strategies import START_STRATEGIES
 from hdeeprm.errors import OptionsError
-from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models
+from hdeeprm.decision.fragmentation import TypicalPods, allowed_models
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.registry import Registry
 from hdeeprm.workload.gpu_jobs import GpuJobs

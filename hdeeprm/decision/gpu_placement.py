@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hdeeprm.outputs.gpu_metrics import TypicalPods, frag_numerator, gpu_fit_counts
+from hdeeprm.decision.fragmentation import TypicalPods, frag_numerator, gpu_fit_counts
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.registry import Registry
 
@@ -97,7 +97,7 @@ class PlacementState:
         gpu_left: Free share per GPU in thousandths, int64 (N, G) (G: most GPUs on a node; 0 for missing GPUs).
         total_left: ``gpu_left`` summed per node, int64 (N,).
         shapes: Whether each node runs a pod of each GPU shape (see :attr:`PodRequest.shape_tag`), bool (N, G + 1).
-        frag: Per-node fragmentation numerator (see :func:`~hdeeprm.outputs.gpu_metrics.frag_numerator`), int64
+        frag: Per-node fragmentation numerator (see :func:`~hdeeprm.decision.fragmentation.frag_numerator`), int64
             (N,), or None without typical pods.
         active: Which nodes take new pods, bool (N,), or None (all; a provisioning agent switches nodes off).
     """

@@ -1,7 +1,7 @@
 """A typed, read-only view of the decision system's state, for observations and rewards.
 
-Observations (:mod:`hdeeprm.env.observation`) and rewards
-(:mod:`hdeeprm.env.reward`) read the state through a :class:`StateView`,
+Observations (:mod:`hdeeprm.decision.observation`) and rewards
+(:mod:`hdeeprm.decision.reward`) read the state through a :class:`StateView`,
 whichever simulator runs underneath (the embedded engine or a real Batsim
 through PyBatsim), instead of reaching into the manager or the engine. The
 arrays it returns are the live ones: read them, never write them.

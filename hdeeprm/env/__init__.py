@@ -2,8 +2,8 @@
 
 :class:`~hdeeprm.env.environment.HDeepRMEnv` (registered as
 ``"hdeeprm/HDeepRM-v0"`` by ``import hdeeprm``) runs the embedded engine one
-decision per step; :mod:`~hdeeprm.env.observation` and
-:mod:`~hdeeprm.env.reward` define what the agent sees and optimises, read
+decision per step; :mod:`~hdeeprm.decision.observation` and
+:mod:`~hdeeprm.decision.reward` define what the agent sees and optimises, read
 from a :class:`~hdeeprm.decision.view.StateView`. On GPU clusters,
 :mod:`~hdeeprm.env.gpu_placement` (``"hdeeprm/GpuPlacement-v0"``, selective placement) and
 :mod:`~hdeeprm.env.gpu_provisioning` (``"hdeeprm/GpuProvisioning-v1"`` and ``-v0``, scaling under a budget)

@@ -29,8 +29,8 @@ from hdeeprm.decision.actions import VOID, parse_action
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm import arguments
-from hdeeprm.env.observation import make_observer
-from hdeeprm.env.reward import make_reward
+from hdeeprm.decision.observation import make_observer
+from hdeeprm.decision.reward import make_reward
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
@@ -143,7 +143,7 @@ class HDeepRMEnv(gymnasium.Env):
 
     ## Observation Space
 
-    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.env.observation`, read from a
+    ``Box(0, 1, (size,), float32)``, :mod:`hdeeprm.decision.observation`, read from a
     :class:`~hdeeprm.decision.view.StateView`:
 
     ======================================  ==========================  ========
@@ -163,7 +163,7 @@ class HDeepRMEnv(gymnasium.Env):
 
     ## Rewards
 
-    After each action, from the state it leads to (:mod:`hdeeprm.env.reward`):
+    After each action, from the state it leads to (:mod:`hdeeprm.decision.reward`):
     ``avg_job_slowdown`` −Σ 1/requested time (1/s) of pending and running jobs;
     ``avg_job_completion`` −(pending + running); ``avg_utilization`` busy cores;
     ``makespan`` Σ current GFLOP/s; ``energy_consumption`` −Σ current W;

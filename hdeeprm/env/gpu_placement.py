@@ -2,7 +2,7 @@
 
 The environment of selective scheduling against GPU fragmentation (a pod may be held back when every
 placement would fragment the cluster) on HDeepRM's timed GPU replay
-(:class:`~hdeeprm.simulation.gpu_engine.GpuReplay`, the engine of ``hdeeprm-launch``'s GPU runs)::
+(:class:`~hdeeprm.run.gpu_replay.GpuReplay`, the engine of ``hdeeprm-launch``'s GPU runs)::
 
     import gymnasium, hdeeprm
     env = gymnasium.make("hdeeprm/GpuPlacement-v0")                          # the "train" scenarios
@@ -20,13 +20,13 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm import arguments
-from hdeeprm.env.observation import clip_unit
+from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.loop import as_action
-from hdeeprm.simulation.gpu_engine import GpuReplay, GpuRunConfig
+from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
 from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
 
 #: Per-GPU free-share columns of a node's features (the 8 GPUs of the largest openb and DGX nodes).
@@ -106,7 +106,7 @@ class GpuPlacementEnv(gymnasium.Env):
 
     ``r = dA - beta dF - omega Q``: ``dA`` the GPU share the action placed over the cluster's (the GPU
     allocation rate gained), ``dF`` the growth of the ATC'23 fragmented GPU share (Weng et al., ATC'23,
-    :mod:`hdeeprm.outputs.gpu_metrics`) caused by the placement, over the cluster's GPU share, and ``Q``
+    :mod:`hdeeprm.decision.fragmentation`) caused by the placement, over the cluster's GPU share, and ``Q``
     the integral, from this decision to the next, of the queued GPU demand over the capacity, in hours
     (:data:`WAIT_UNIT`). ``beta`` = ``frag_weight`` [1], ``omega`` = ``wait_weight`` [1]. A skip gains
     no allocation and pays the waiting of the jobs it holds back.

@@ -1,7 +1,7 @@
 """GPU provisioning under a budget: the agent scales the active GPU nodes; jobs must not wait past an SLA.
 
 The autoscaling problem of the OpenEnv-style GPU provisioning environments, on HDeepRM's timed GPU
-replay (:class:`~hdeeprm.simulation.gpu_engine.GpuReplay`; the jobs are placed by the run's placement
+replay (:class:`~hdeeprm.run.gpu_replay.GpuReplay`; the jobs are placed by the run's placement
 policy, ``best_fit`` by default, on the active nodes only)::
 
     import gymnasium, hdeeprm
@@ -22,13 +22,13 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm import arguments
-from hdeeprm.env.observation import clip_unit
+from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_placement import episode_metrics, gpu_env_inputs
 from hdeeprm.env.gpu_scenarios import episode_inputs
 from hdeeprm.platform.openb import MILLI
 from hdeeprm.registry import Registry
 from hdeeprm.run.loop import as_action
-from hdeeprm.simulation.gpu_engine import GpuReplay, GpuRunConfig
+from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
 
 #: Tasks -> scenario of :data:`~hdeeprm.env.gpu_scenarios.GPU_SCENARIOS` (load factor and cluster size grow).
 PROVISIONING_TASKS = {"easy": "easy-gen", "medium": "medium-gen", "hard": "hard-gen"}

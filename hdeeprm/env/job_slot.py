@@ -28,8 +28,8 @@ from hdeeprm.decision.core_selection import CORE_SELECTIONS
 from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm import arguments
 from hdeeprm.env.environment import env_inputs
-from hdeeprm.env.observation import clip_unit, job_quantities, queue_normalisers
-from hdeeprm.env.reward import make_reward
+from hdeeprm.decision.observation import clip_unit, job_quantities, queue_normalisers
+from hdeeprm.decision.reward import make_reward
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import as_action
@@ -68,13 +68,13 @@ class JobSlotEnv(gymnasium.Env):
     waiting time ``now - submit`` and requested time, both divided by the 99th
     percentile of requested times over the workload; requested cores and
     memory (MB per core), each divided by its workload 99th percentile
-    (:func:`hdeeprm.env.observation.queue_normalisers`, the scaling of
+    (:func:`hdeeprm.decision.observation.queue_normalisers`, the scaling of
     HDeepRM's queue observation); 1.0 when the job can start now. Values are
     clipped to [0, 1].
 
     ## Rewards
 
-    The options' objective after each action (:mod:`hdeeprm.env.reward`, as in
+    The options' objective after each action (:mod:`hdeeprm.decision.reward`, as in
     ``HDeepRM-v0``).
 
     ## Episode End

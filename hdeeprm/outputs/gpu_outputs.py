@@ -1,4 +1,4 @@
-"""Metrics, files and plots of a timed GPU run (:class:`~hdeeprm.simulation.gpu_engine.GpuRunResult`).
+"""Metrics, files and plots of a timed GPU run (:class:`~hdeeprm.simulation.results.GpuRunResult`).
 
 Metrics (the field's, as in Jeon et al., ATC 2019 and Weng et al., ATC 2023), over the jobs that
 ran, with the definitions of :mod:`hdeeprm.outputs.metrics` for waiting time, slowdown, bounded
@@ -28,7 +28,7 @@ import numpy as np
 
 from hdeeprm.outputs.batsim_csv import BATSIM_FORMAT_VERSION, JOBS_HEADER, SCHEDULE_COLUMNS, interval_set
 from hdeeprm.outputs.metrics import bounded_slowdown, slowdown
-from hdeeprm.simulation.gpu_engine import GpuRunResult
+from hdeeprm.simulation.results import GpuRunResult
 
 #: Extra columns of a GPU run's ``out_jobs.csv`` after Batsim's.
 GPU_JOB_COLUMNS = ("allocated_gpus", "gpu_milli")

@@ -18,7 +18,7 @@ import numpy as np
 from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
                                         PSTATE_CHANGES_HEADER, EnergyRows, initial_pstate_rows, job_row,
                                         machine_state_row, pstate_rows)
-from hdeeprm.outputs.files import open_for_writing
+from hdeeprm.files import open_for_writing
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Job, JobState

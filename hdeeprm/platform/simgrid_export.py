@@ -166,9 +166,9 @@ def write_simgrid_platform(hierarchy: ResourceHierarchy, path: str | Path, *, ne
     Raises:
         PlatformError: Bad ``network``.
         OSError: The file cannot be written (a missing folder, a full disk), naming it; the file is
-            written atomically (:func:`hdeeprm.outputs.files.atomic_write`).
+            written atomically (:func:`hdeeprm.files.atomic_write`).
     """
-    from hdeeprm.outputs.files import atomic_write
+    from hdeeprm.files import atomic_write
 
     tree = simgrid_platform_tree(hierarchy, network=network)
     out = Path(path)

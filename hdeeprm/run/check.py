@@ -327,7 +327,7 @@ def run_gpu_checks(cluster, jobs, config) -> dict[str, list[str]]:
     Args:
         cluster: The :class:`~hdeeprm.platform.openb.GpuCluster`.
         jobs: The :class:`~hdeeprm.workload.gpu_jobs.GpuJobs` window of the run.
-        config: The run's :class:`~hdeeprm.simulation.gpu_engine.GpuRunConfig`.
+        config: The run's :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`.
 
     Returns:
         ``{check name: [problems]}`` in check order (empty lists when they pass).

@@ -50,7 +50,7 @@ from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.evaluation import EVALUATION_METRICS
-from hdeeprm.outputs.files import check_output_folder, lock_folder
+from hdeeprm.files import check_output_folder, lock_folder
 from hdeeprm.run.episode import run_episode
 from hdeeprm.run.launch import agent_inputs, end_episode, prepare_agent, seeded_torch
 from hdeeprm.run.pool import worker_map
@@ -569,7 +569,7 @@ def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, se
                     quiet: bool) -> EvaluationResult:
     """:func:`run_evaluation` once the inputs are checked and ``outdir`` locked."""
     from hdeeprm.outputs.evaluation import aggregate, plot_boxes, write_csv
-    from hdeeprm.run.launch import write_run_info
+    from hdeeprm.run.lifecycle import write_run_info
 
     training: list[dict] = []
     if train:

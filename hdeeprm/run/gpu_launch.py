@@ -21,11 +21,12 @@ from types import SimpleNamespace
 
 from hdeeprm.config.options import Options
 from hdeeprm.errors import OptionsError
-from hdeeprm.outputs.files import atomic_write
+from hdeeprm.files import atomic_write
 from hdeeprm.outputs.gpu_outputs import write_gpu_outputs
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import GpuCluster
-from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
+from hdeeprm.run.gpu_replay import GpuRunConfig, simulate_gpu
+from hdeeprm.run.lifecycle import FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, end_failed, write_run_info
 from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libr
                gpu_libraries: Sequence[str | Path] = (), unsupported: dict | None = None):
     """Run the timed GPU replay of ``options`` and write its outputs into ``outdir``.
 
-    The run owns ``outdir`` as a CPU run does (:func:`~hdeeprm.run.launch.claim_outdir` once the inputs are read,
+    The run owns ``outdir`` as a CPU run does (:func:`~hdeeprm.run.lifecycle.claim_outdir` once the inputs are read,
     ``run.json`` with ``"status"`` running, then finished, interrupted or failed).
 
     Args:
@@ -91,16 +92,13 @@ def launch_gpu(options: Options, *, outdir: str | Path, quiet: bool = True, libr
         unsupported: Launch arguments given that a GPU run cannot honour (name -> value); any set one is an error.
 
     Returns:
-        A :class:`~hdeeprm.run.launch.RunResult` with one metrics dict.
+        A :class:`~hdeeprm.run.lifecycle.RunResult` with one metrics dict.
 
     Raises:
         OptionsError: A missing platform or workload, an agent, a custom workload, several runs or the Batsim
             simulator asked for, or invalid ``gpu`` values.
         PlatformError, WorkloadError: Invalid input files.
     """
-    from hdeeprm.run.launch import (FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, end_failed,
-                                    write_run_info)
-
     given = {name: value for name, value in (unsupported or {}).items() if value}
     if given:
         raise OptionsError(f"a GPU run (options with a 'gpu' block) takes a classic GPU policy and one run on the "

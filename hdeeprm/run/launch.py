@@ -11,29 +11,26 @@ import json
 import logging
 import math
 import numbers
-import os
-import platform as _platform
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm import __version__
 from hdeeprm.config.build import build_agent, build_platform, build_workload, load_agent
 from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
-from hdeeprm.outputs.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
-                                   open_for_writing, remove_folder_orphans)
-from hdeeprm.outputs.visual import PLOTS
+from hdeeprm.files import (FolderLock, atomic_write, check_output_folder, naming,
+                                   open_for_writing)
 from hdeeprm.run.episode import run_episode
+from hdeeprm.run.lifecycle import (FAILED, INTERRUPTED, RUNNING, RunResult,
+                                   claim_outdir, end_failed, write_run_info)
 from hdeeprm.run.loop import Observer, RewardFn, agent_failed, method_location
 from hdeeprm.workload.model import Workload
 
@@ -41,148 +38,6 @@ if TYPE_CHECKING:
     from hdeeprm.agents.base import Agent
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RunResult:
-    """What a launch produced.
-
-    Attributes:
-        metrics: Metrics summary of each episode, in order.
-        outdir: Folder holding the outputs.
-    """
-
-    metrics: list[dict] = field(default_factory=list)
-    outdir: Path = Path(".")
-
-
-#: Run statuses written in ``run.json``: while the run goes on, and how it ended.
-RUNNING, FINISHED, INTERRUPTED, FAILED = "running", "finished", "interrupted", "failed"
-#: What a run writes into its folder (glob patterns): removed before it starts, so that a
-#: folder never mixes the files of two runs (the plots of ``hdeeprm-visual`` included).
-RUN_OUTPUTS: tuple[str, ...] = ("run.json", "out_*.csv", "out_metrics.json", "overutilizations.json",
-                                "episodes.csv", "rewards.log", "losses.log", "makespans.log", "probs.json",
-                                *(f"{name}.png" for name in PLOTS), "jct_cdf.png", "gpu_timeline.png")
-
-
-def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> FolderLock:
-    """Make ``outdir`` the run's own: lock it, create it, remove the files of :data:`RUN_OUTPUTS` in it.
-
-    A folder that another live run holds is refused (:func:`~hdeeprm.outputs.files.lock_folder`);
-    a previous run that died without saying so (``run.json`` still ``"running"``, its lock gone:
-    ``kill -9``, the out-of-memory killer, a power cut) is reported as a warning, and the temporary
-    files its interrupted writes left behind are removed.
-
-    Args:
-        outdir: The run's output folder.
-        keep: Input files never removed even when their name matches (e.g. ``-cw OUTDIR/out_x.csv``).
-
-    Returns:
-        The folder's lock, held until the caller releases it (at the end of the run).
-
-    Raises:
-        OptionsError: ``outdir`` exists and is not a directory, or another run holds it.
-        OSError: The folder cannot be created or a file removed.
-    """
-    check_output_folder(outdir)
-    lock = lock_folder(outdir)
-    try:
-        dead = previous_run(outdir)
-        if dead is not None and dead["state"] == DIED:
-            log.warning("%s: %s; its outputs are replaced", outdir, dead["text"])
-        remove_folder_orphans(outdir)
-        kept = {Path(p).resolve() for p in keep if p}
-        removed = [path for pattern in RUN_OUTPUTS for path in sorted(outdir.glob(pattern))
-                   if path.is_file() and path.resolve() not in kept]
-        for path in removed:
-            path.unlink()
-    except BaseException:
-        lock.release()
-        raise
-    if removed:
-        log.info("removed %d output file(s) of a previous run from %s", len(removed), outdir)
-    return lock
-
-
-#: States of a run folder's run, as :func:`previous_run` tells them.
-ALIVE, DIED = "alive", "died"
-
-
-def previous_run(outdir: str | Path) -> dict | None:
-    """What the run that last wrote ``outdir/run.json`` became.
-
-    Args:
-        outdir: A run folder.
-
-    Returns:
-        None when there is no readable ``run.json``; else ``{"state", "pid", "episodes", "text"}``:
-        ``state`` is ``run.json``'s status, :data:`ALIVE` (it says running and its process holds the
-        folder) or :data:`DIED` (it says running but no process holds the folder: killed by
-        ``kill -9``, the out-of-memory killer or a crash of the machine); ``episodes`` is the
-        number of episodes it recorded (the rows of ``episodes.csv`` when more than ``run.json``
-        says); ``text`` says it in words.
-    """
-    outdir = Path(outdir)
-    try:
-        info = json.loads((outdir / "run.json").read_text(encoding="utf-8"))
-        status = str(info.get("status"))
-        pid = info.get("pid", "unknown")
-        episodes = int(info.get("episodes_completed") or 0)
-    except (OSError, ValueError, TypeError, AttributeError):   # no run.json, or not one HDeepRM wrote
-        return None
-    with contextlib.suppress(OSError, ValueError):
-        with open(outdir / "episodes.csv", encoding="utf-8") as f:
-            episodes = max(episodes, sum(1 for _ in f) - 1)
-    if status != RUNNING:
-        text = f"the previous run (pid {pid}) {status}" + (
-            f" after {episodes} episode(s)" if status != FINISHED else "") + (
-            f": {info['error']}" if info.get("error") else "")
-        return {"state": status, "pid": pid, "episodes": episodes, "text": text}
-    owner = folder_owner(outdir)
-    if owner is not None:
-        return {"state": ALIVE, "pid": owner, "episodes": episodes,
-                "text": f"a run (pid {owner}) is running, {episodes} episode(s) done"}
-    return {"state": DIED, "pid": pid, "episodes": episodes,
-            "text": f"the previous run (pid {pid}) died after {episodes} episode(s) without finishing "
-                    "(killed: kill -9, out of memory, or the machine stopped)"}
-
-
-def write_run_info(outdir: Path, options: Options, workload: Workload, extra: dict | None = None, *,
-                   status: str = FINISHED) -> None:
-    """Write ``run.json``: the run's status and process, resolved options, versions, seed, workload report.
-
-    Args:
-        outdir: The run's folder.
-        options: The resolved options.
-        workload: The run's workload (its source, size and conversion report).
-        extra: More keys (e.g. ``episodes_completed``, ``error``).
-        status: :data:`RUNNING` (written before the first episode and at checkpoints), :data:`FINISHED`,
-            :data:`INTERRUPTED` or :data:`FAILED`.
-
-    The file is replaced atomically. When that fails on a failed or interrupted run (a full disk
-    has no room for the temporary copy), the file is rewritten in place (the blocks of the
-    previous version are reused), so that it never keeps saying ``"running"``.
-
-    Raises:
-        OSError: ``run.json`` cannot be written.
-    """
-    info = {
-        "status": status, "pid": os.getpid(),
-        "hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
-        "options": options.to_dict(), "workload": {"source": workload.source, "jobs": len(workload.jobs),
-                                                     "report": workload.report},
-    }
-    if extra:
-        info.update(extra)
-    text = json.dumps(info, indent=2) + "\n"
-    try:
-        with atomic_write(outdir / "run.json") as f:
-            f.write(text)
-    except OSError:
-        if status not in (FAILED, INTERRUPTED):
-            raise
-        with naming(outdir / "run.json"), open(outdir / "run.json", "w", encoding="utf-8") as f:
-            f.write(json.dumps({key: info[key] for key in ("status", "pid", *(extra or {}))}) + "\n")
 
 
 def launch(options: Options | str | Path, *, agent_path: str | None = None, custom_workload: str | None = None,
@@ -307,33 +162,6 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     return result
 
 
-def end_failed(outdir: Path, exc: BaseException, write_status) -> None:
-    """Leave a failed run's folder as failed: ``run.json`` says so, no partial Batsim output is left.
-
-    When the run failed on an I/O error (a full disk), the Batsim-format outputs of the episode
-    being recorded (``out_*.csv``, ``out_metrics.json``, ``overutilizations.json``) are incomplete:
-    they are removed, so that nothing looks like a finished run's (and the room is given back).
-    ``run.json`` is then rewritten as failed; when even that cannot be done, the error is logged
-    and the run's own error is the one raised.
-
-    Args:
-        outdir: The run's folder.
-        exc: What the run raised.
-        write_status: ``write_status(extra)`` writes ``run.json`` as failed with ``extra`` keys.
-    """
-    if isinstance(exc, OSError):
-        for pattern in ("out_*.csv", "out_metrics.json", "overutilizations.json"):
-            for path in outdir.glob(pattern):
-                with contextlib.suppress(OSError):
-                    path.unlink()
-    error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, OSError) else \
-        f"OSError: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
-    try:
-        write_status({"error": error})
-    except OSError as again:
-        log.error("could not mark %s as failed: %s", outdir / "run.json", again.strerror or again)
-
-
 def _write_line(f, line: str) -> None:
     """Write ``line`` and a line break to the open log ``f`` and flush it (so that ``kill -9`` keeps it)."""
     f.write(line + "\n")
@@ -423,7 +251,7 @@ def agent_inputs(options: Options, hierarchy, workload: Workload,
     """The observation builder and the reward an agent of ``agent_cls`` gets on ``workload``.
 
     Classic agents get neither. The observer normalises by percentiles of
-    ``workload`` (:mod:`hdeeprm.env.observation`), so each workload needs its own.
+    ``workload`` (:mod:`hdeeprm.decision.observation`), so each workload needs its own.
 
     Returns:
         ``(observer, reward, observation_size)``; ``(None, None, 0)`` for a classic agent.
@@ -435,8 +263,8 @@ def agent_inputs(options: Options, hierarchy, workload: Workload,
 
     if agent_cls is ClassicAgent:
         return None, None, 0
-    from hdeeprm.env.observation import make_observer
-    from hdeeprm.env.reward import make_reward
+    from hdeeprm.decision.observation import make_observer
+    from hdeeprm.decision.reward import make_reward
 
     observer = make_observer(options.observation, hierarchy, workload, options.queue_sensitivity)
     return observer, make_reward(options.objective), observer.size

@@ -24,7 +24,8 @@ import numpy as np
 
 from hdeeprm.errors import OptionsError
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
-from hdeeprm.outputs.gpu_metrics import TypicalPods, allowed_models, mean_and_sd, typical_pods, value_at_arrived
+from hdeeprm.decision.fragmentation import TypicalPods, allowed_models, typical_pods
+from hdeeprm.outputs.gpu_metrics import mean_and_sd, value_at_arrived
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.openb import OpenbPods
 

@@ -50,7 +50,7 @@ import jsonschema
 from hdeeprm.config.options import Options, load_options, parse_overrides
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
-from hdeeprm.outputs.files import check_output_folder, lock_folder
+from hdeeprm.files import check_output_folder, lock_folder
 from hdeeprm.run.pool import worker_map
 
 #: Ways to run the cells: a local process pool (the default) or Ray.
@@ -227,7 +227,7 @@ def run_cell(options: Options, outdir: str) -> str:
     Returns:
         ``""`` when the run finished, else its error (``"OptionsError: ..."``).
     """
-    from hdeeprm.outputs.files import atomic_write
+    from hdeeprm.files import atomic_write
     from hdeeprm.run.launch import launch
 
     start = time.perf_counter()

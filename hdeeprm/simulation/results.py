@@ -7,9 +7,12 @@ the Batsim-format writers read results (:mod:`hdeeprm.outputs.batsim_csv`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from hdeeprm.platform.openb import GpuCluster
+from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import Job, JobState, Workload
 
 
@@ -113,3 +116,59 @@ class SimulationResult:
     host_last_end: np.ndarray
     scheduling_time: float
     simulation_time: float
+
+
+@dataclass
+class GpuRunResult:
+    """What a timed GPU run produced (J jobs, T recorded instants).
+
+    Attributes:
+        cluster, jobs, config: The inputs (``config``: the run's ``GpuRunConfig``, :mod:`hdeeprm.run.gpu_replay`).
+        start, finish: Start and end time of each job in seconds, float64 (J,); NaN when it never ran (a
+            rejected job's ``finish`` is its rejection time).
+        rejected: Whether each job was rejected, bool (J,).
+        reasons: Rejection reason by job.
+        placements: Where each job ran (empty when rejected): ``Placement`` records
+            (:class:`~hdeeprm.decision.gpu_manager.Placement`: node, GPUs, request).
+        speed: Run-time factor applied to each job (execution = duration x speed), float64 (J,), NaN if rejected.
+        job_energy: Joules of each job (see the module docstring), float64 (J,), NaN if rejected.
+        completion_order: Jobs in the order they reached their final state.
+        times: Instants of the timeline, float64 (T,).
+        allocated: GPU share allocated after each instant, thousandths of a GPU, int64 (T,).
+        busy_gpus: GPUs holding at least one job after each instant, int64 (T,).
+        fragmented: ATC'23 fragmented GPU share after each instant, thousandths of a GPU, float64 (T,).
+        power: GPU power after each instant in W, float64 (T,).
+        queued: Jobs waiting after each instant, int64 (T,).
+        energy: GPU joules from the first submission to the last completion.
+        stand_ins: GPU types without rates or power -> the type used instead.
+        gpu_offset: Global id of each node's first GPU, int64 (N,).
+        scheduling_time: Wall-clock seconds spent in the manager's decisions.
+        simulation_time: Wall-clock seconds of the whole replay.
+    """
+
+    cluster: GpuCluster
+    jobs: GpuJobs
+    config: Any
+    start: np.ndarray
+    finish: np.ndarray
+    rejected: np.ndarray
+    reasons: dict[int, str]
+    placements: list[list[Any]]
+    speed: np.ndarray
+    job_energy: np.ndarray
+    completion_order: list[int]
+    times: np.ndarray
+    allocated: np.ndarray
+    busy_gpus: np.ndarray
+    fragmented: np.ndarray
+    power: np.ndarray
+    queued: np.ndarray
+    energy: float
+    stand_ins: dict[str, str] = field(default_factory=dict)
+    gpu_offset: np.ndarray | None = None
+    scheduling_time: float = 0.0
+    simulation_time: float = 0.0
+
+    def gpu_ids(self, job: int) -> list[int]:
+        """Global ids of the GPUs job ``job`` held (node-major numbering)."""
+        return [int(self.gpu_offset[p.node] + g) for p in self.placements[job] for g in p.gpus]

@@ -26,7 +26,7 @@ import os
 from typing import Any
 
 from hdeeprm.errors import WorkloadError
-from hdeeprm.outputs.files import atomic_write
+from hdeeprm.files import atomic_write
 from hdeeprm.jsontext import decode_json
 from hdeeprm.reading import MAX_TIME, MAX_TIME_TEXT, read_text
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
@@ -187,7 +187,7 @@ def write_batsim_workload(workload: Workload, path: str | os.PathLike, *,
         path: Output file.
         nb_res: Value of ``nb_res`` (default: ``workload.nb_res``).
 
-    The file is written atomically (:func:`hdeeprm.outputs.files.atomic_write`).
+    The file is written atomically (:func:`hdeeprm.files.atomic_write`).
 
     Raises:
         OSError: The file cannot be written.

@@ -73,7 +73,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.outputs.files import atomic_write
+from hdeeprm.files import atomic_write
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, check_unique_job_numbers, iter_swf_chunks
 
@@ -404,7 +404,7 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
         report: Reason -> count, as in :attr:`Workload.report`. Every key is written,
             zeros included, so that files of different runs line up.
         path: File to create or overwrite (atomically, see
-            :func:`hdeeprm.outputs.files.atomic_write`).
+            :func:`hdeeprm.files.atomic_write`).
 
     Raises:
         OSError: The file cannot be written.

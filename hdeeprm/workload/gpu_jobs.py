@@ -5,7 +5,7 @@ thousandths each (openb semantics: ``num_gpu = 1`` with ``gpu_milli < 1000``
 shares one GPU, else ``num_gpu`` whole GPUs), CPU in thousandths of a core, host
 memory in MiB, GPU memory per GPU in MiB (0: any) and a set of allowed GPU models
 (empty: any), and runs for ``duration`` seconds on the reference GPU type of the
-run (see :mod:`hdeeprm.simulation.gpu_engine` for the speed model).
+run (see :mod:`hdeeprm.run.gpu_replay` for the speed model).
 
 Sources:
 

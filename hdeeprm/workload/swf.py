@@ -533,7 +533,7 @@ def write_swf(path: str | os.PathLike, records: Iterable[SWFRecord | Iterable[fl
 
     A path ending in ``.gz`` is written gzip-compressed (with a zero modification time
     so that the bytes only depend on the content). The file is written atomically
-    (:func:`hdeeprm.outputs.files.atomic_write`): a full disk or an interrupt leaves the
+    (:func:`hdeeprm.files.atomic_write`): a full disk or an interrupt leaves the
     previous file, never half a trace.
 
     Args:
@@ -548,7 +548,7 @@ def write_swf(path: str | os.PathLike, records: Iterable[SWFRecord | Iterable[fl
         OSError: The file cannot be written.
         ValueError: A record does not have 18 fields.
     """
-    from hdeeprm.outputs.files import atomic_write
+    from hdeeprm.files import atomic_write
 
     name = os.fspath(path)
     count = 0

@@ -90,8 +90,8 @@ def test_example_paths_use_the_shared_variable_not_a_fixed_relative_path(monkeyp
 def test_every_default_is_written_once():
     """Options' defaults are the registries' and the SWF conversion's (one source)."""
     from hdeeprm.decision.contention import DEFAULT_CONTENTION_MODEL
-    from hdeeprm.env.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY
-    from hdeeprm.env.reward import DEFAULT_OBJECTIVE
+    from hdeeprm.decision.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY
+    from hdeeprm.decision.reward import DEFAULT_OBJECTIVE
     from hdeeprm.workload import convert
 
     o = Options()

@@ -4,7 +4,8 @@ import pytest
 
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, fgd_score, select_node
 from hdeeprm.errors import OptionsError
-from hdeeprm.outputs.gpu_metrics import allocation_rate, allowed_models, fragmentation, typical_pods
+from hdeeprm.decision.fragmentation import allowed_models, fragmentation, typical_pods
+from hdeeprm.outputs.gpu_metrics import allocation_rate
 from hdeeprm.platform.openb import gpu_cluster
 from hdeeprm.workload.openb import openb_pods
 

@@ -13,7 +13,7 @@ import pytest
 
 import hdeeprm
 from hdeeprm.config.options import Options
-from hdeeprm.env.observation import clip_unit
+from hdeeprm.decision.observation import clip_unit
 from hdeeprm.errors import OptionsError
 
 CPU_ENVS = (hdeeprm.ENV_ID, hdeeprm.JOB_SLOT_ENV_ID)

@@ -12,7 +12,7 @@ from hdeeprm.env.gpu_placement import GpuPlacementEnv
 from hdeeprm.env.gpu_scenarios import GPU_SCENARIOS
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import gpu_cluster
-from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
+from hdeeprm.run.gpu_replay import GpuRunConfig, simulate_gpu
 from hdeeprm.workload.gpu_jobs import gpu_jobs
 
 V100 = "V100 SXM2 16GB"

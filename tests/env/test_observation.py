@@ -9,7 +9,7 @@ import pytest
 from hdeeprm.decision.view import StateView
 from hdeeprm.run.episode import Episode
 from hdeeprm.errors import OptionsError
-from hdeeprm.env.observation import Observer, make_observer, queue_variation
+from hdeeprm.decision.observation import Observer, make_observer, queue_variation
 from hdeeprm.workload.model import Job, Profile, Workload
 
 from tests.toy import toy_episode

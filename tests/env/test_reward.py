@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.env.reward import OBJECTIVES
-from hdeeprm.env.reward import make_reward
+from hdeeprm.decision.reward import OBJECTIVES
+from hdeeprm.decision.reward import make_reward
 
 from tests.toy import toy_episode
 
@@ -105,7 +105,7 @@ def test_unknown_objective():
 
 def test_slowdown_reward_equals_the_direct_sum_along_a_trace():
     from hdeeprm.env.environment import HDeepRMEnv
-    from hdeeprm.env.observation import requested_times
+    from hdeeprm.decision.observation import requested_times
 
     from tests.toy import ROOT
 

@@ -1,6 +1,7 @@
 import numpy as np
 
-from hdeeprm.outputs.gpu_metrics import fragmentation, typical_pods, value_at_arrived
+from hdeeprm.decision.fragmentation import fragmentation, typical_pods
+from hdeeprm.outputs.gpu_metrics import value_at_arrived
 from hdeeprm.workload.openb import openb_pods
 
 

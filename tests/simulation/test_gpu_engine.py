@@ -7,7 +7,7 @@ import pytest
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
 from hdeeprm.errors import OptionsError, WorkloadError
 from hdeeprm.platform.openb import gpu_cluster
-from hdeeprm.simulation.gpu_engine import GpuRunConfig, simulate_gpu
+from hdeeprm.run.gpu_replay import GpuRunConfig, simulate_gpu
 from hdeeprm.workload.gpu_jobs import gpu_jobs
 
 V100 = "V100M16"   # openb alias of the reference type V100 SXM2 16GB: speed factor 1, idle 40 W, TDP 300 W
@@ -162,7 +162,7 @@ def test_philly_window_on_openb_respects_capacity_and_is_deterministic(shared):
 
 def test_release_restores_the_placement_state_and_its_fragmentation():
     from hdeeprm.decision.gpu_placement import PlacementState, PodRequest
-    from hdeeprm.outputs.gpu_metrics import typical_pods
+    from hdeeprm.decision.fragmentation import typical_pods
 
     cluster = _two_gpu_node()
     typical = typical_pods(_mixed_jobs().as_pods(), cluster.models)

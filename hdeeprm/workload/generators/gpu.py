@@ -219,7 +219,7 @@ def generate_gpu_jobs(nb_jobs: int, model: GpuWorkloadModel = GpuWorkloadModel()
 
 def write_gpu_pod_list(path: str | Path, rows: Sequence[tuple]) -> int:
     """Write rows of :func:`generate_gpu_jobs` as an openb pod list (see the module docstring); returns the count."""
-    from hdeeprm.outputs.files import atomic_write
+    from hdeeprm.files import atomic_write
 
     with atomic_write(path) as f:   # atomic: a full disk or an interrupt never leaves half a pod list
         writer = csv.writer(f, lineterminator="\n")

@@ -18,7 +18,7 @@ objective               reward                                                un
 Current speed and power of a core are its G and P times the factors of its
 pstate, from :mod:`hdeeprm.platform.hierarchy` (the table the engine's energy uses).
 Jobs with an unknown requested time (see
-:func:`hdeeprm.env.observation.requested_times`) do not enter the slowdown sum.
+:func:`hdeeprm.decision.observation.requested_times`) do not enter the slowdown sum.
 
 **edp** (energy-delay product). For work W done at aggregate speed S with
 power P, energy is E = P·W/S and delay D = W/S, so EDP = P·W²/S²: at each
@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hdeeprm.decision.view import StateView
-from hdeeprm.env.observation import requested_times
+from hdeeprm.decision.observation import requested_times
 from hdeeprm.platform.hierarchy import N_PSTATES, P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS
 from hdeeprm.registry import Registry
 

@@ -18,17 +18,18 @@ import numpy as np
 
 from hdeeprm.decision.gpu_manager import (
     DEFAULT_GPU_ORDERING, DEFAULT_GPU_PLACEMENT, DEFAULT_GPU_START_STRATEGY, GpuManager, Placement)
-from hdeeprm.outputs.gpu_metrics import typical_pods
+from hdeeprm.decision.fragmentation import typical_pods
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.results import GpuRunResult
 from hdeeprm.simulation.gpu_model import (
     DEFAULT_REFERENCE_TYPE, DEFAULT_SHARE_SLOWDOWN, DEFAULT_SPEED_PRECISION, DEFAULT_SPREAD_SLOWDOWN,
     SPEED_PRECISIONS, GpuModel, as_speed_model, type_factors)
 from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import DELAY, Job, Profile, Workload
 
-__all__ = ["GpuRunConfig", "GpuRunResult", "GpuReplay", "simulate_gpu", "type_factors", "SPEED_PRECISIONS",
-           "DEFAULT_REFERENCE_TYPE"]
+__all__ = ["GpuRunConfig", "GpuRunResult", "GpuReplay", "simulate_gpu", "kernel_workload", "type_factors",
+           "SPEED_PRECISIONS", "DEFAULT_REFERENCE_TYPE"]
 
 
 @dataclass(frozen=True)
@@ -60,61 +61,6 @@ class GpuRunConfig:
     share_slowdown: float = DEFAULT_SHARE_SLOWDOWN
     spread_slowdown: float = DEFAULT_SPREAD_SLOWDOWN
     seed: int = 0
-
-
-@dataclass
-class GpuRunResult:
-    """What a timed GPU run produced (J jobs, T recorded instants).
-
-    Attributes:
-        cluster, jobs, config: The inputs.
-        start, finish: Start and end time of each job in seconds, float64 (J,); NaN when it never ran (a
-            rejected job's ``finish`` is its rejection time).
-        rejected: Whether each job was rejected, bool (J,).
-        reasons: Rejection reason by job.
-        placements: Where each job ran (empty when rejected).
-        speed: Run-time factor applied to each job (execution = duration x speed), float64 (J,), NaN if rejected.
-        job_energy: Joules of each job (see the module docstring), float64 (J,), NaN if rejected.
-        completion_order: Jobs in the order they reached their final state.
-        times: Instants of the timeline, float64 (T,).
-        allocated: GPU share allocated after each instant, thousandths of a GPU, int64 (T,).
-        busy_gpus: GPUs holding at least one job after each instant, int64 (T,).
-        fragmented: ATC'23 fragmented GPU share after each instant, thousandths of a GPU, float64 (T,).
-        power: GPU power after each instant in W, float64 (T,).
-        queued: Jobs waiting after each instant, int64 (T,).
-        energy: GPU joules from the first submission to the last completion.
-        stand_ins: GPU types without rates or power -> the type used instead.
-        gpu_offset: Global id of each node's first GPU, int64 (N,).
-        scheduling_time: Wall-clock seconds spent in the manager's decisions.
-        simulation_time: Wall-clock seconds of the whole replay.
-    """
-
-    cluster: GpuCluster
-    jobs: GpuJobs
-    config: GpuRunConfig
-    start: np.ndarray
-    finish: np.ndarray
-    rejected: np.ndarray
-    reasons: dict[int, str]
-    placements: list[list[Placement]]
-    speed: np.ndarray
-    job_energy: np.ndarray
-    completion_order: list[int]
-    times: np.ndarray
-    allocated: np.ndarray
-    busy_gpus: np.ndarray
-    fragmented: np.ndarray
-    power: np.ndarray
-    queued: np.ndarray
-    energy: float
-    stand_ins: dict[str, str] = field(default_factory=dict)
-    gpu_offset: np.ndarray | None = None
-    scheduling_time: float = 0.0
-    simulation_time: float = 0.0
-
-    def gpu_ids(self, job: int) -> list[int]:
-        """Global ids of the GPUs job ``job`` held (node-major numbering)."""
-        return [int(self.gpu_offset[p.node] + g) for p in self.placements[job] for g in p.gpus]
 
 
 def kernel_workload(jobs: GpuJobs) -> Workload:
