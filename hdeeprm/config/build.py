@@ -50,6 +50,8 @@ def build_platform(options: Options, libraries: Sequence[str | os.PathLike] = ()
 def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_workload: str | None = None) -> Workload:
     """The workload of a run: a Batsim JSON (``-cw`` or a ``.json`` path) or a converted SWF trace.
 
+    With a ``gpu_jobs`` block, the jobs of its GPU trace window join (:func:`with_gpu_jobs`).
+
     SWF traces are converted afresh on every run (no cache, so a changed
     option always takes effect), with the platform's core count and reference
     speed, the options' seed, ``nb_jobs``, ``first_job``, ``actual_work``,
@@ -69,6 +71,8 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
     if not path:
         raise OptionsError("a workload is required: set workload_file_path or pass -cw workload.json",
                            path=options.source)
+    if options.gpu_jobs is not None and path.lower().endswith(".json"):
+        return with_gpu_jobs(build_workload(options.replace(gpu_jobs=None), hierarchy, custom_workload), options)
     if path.lower().endswith(".json"):
         given = [name for name in SWF_CONVERSION_OPTIONS if name in options.given]
         if given:
@@ -90,11 +94,54 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
         return workload
     from hdeeprm.workload.convert import swf_to_workload
 
+    if options.gpu_jobs is not None:
+        return with_gpu_jobs(build_workload(options.replace(gpu_jobs=None), hierarchy, custom_workload), options)
     return swf_to_workload(path, nb_cores=hierarchy.nb_cores, reference_speed=hierarchy.reference_speed,
                            nb_jobs=options.nb_jobs, first_job=options.first_job,
                            actual_work=options.actual_work, profile_type=options.profile_type,
                            default_mem=options.default_mem, seed=options.seed,
                            enforce_walltime=options.enforce_walltime, mem_bw_choices=options.mem_bw_choices)
+
+
+def with_gpu_jobs(workload: Workload, options: Options) -> Workload:
+    """``workload`` with the jobs of the options' GPU trace window (``gpu_jobs``), merged by submission time.
+
+    Both traces start at time 0 of the run (each window's first job submits at 0). Equal times keep the CPU job
+    first (a stable merge); Batsim's same-instant order then sorts them by id.
+
+    Raises:
+        WorkloadError: the GPU trace is invalid or ``gpu_jobs.first_job`` is past its end.
+    """
+    from hdeeprm.workload.gpu_jobs import DEFAULT_CORES_PER_GPU, as_core_jobs, read_gpu_workload
+    from hdeeprm.workload.model import Job
+
+    block = options.gpu_jobs
+    trace = read_gpu_workload(block["workload_file_path"]).window(int(block.get("first_job", 0)), block.get("nb_jobs"))
+    extra = as_core_jobs(trace, 0, int(block.get("cores_per_gpu", DEFAULT_CORES_PER_GPU)))
+    merged = sorted(workload.jobs + extra, key=lambda job: job.subtime)   # stable: CPU jobs first at equal times
+    jobs = [Job(i, j.id, j.subtime, j.res, j.walltime, j.profile, j.mem, j.mem_bw, j.swf_id, j.requested_time,
+                j.num_gpu, j.gpu_milli) for i, j in enumerate(merged)]
+    report = {**workload.report, "gpu jobs": len(extra)}
+    return Workload(jobs=jobs, name=workload.name, nb_res=workload.nb_res, reference_speed=workload.reference_speed,
+                    report=report, source=workload.source)
+
+
+def build_gpu_side(options: Options):
+    """The GPUs of the platform's nodes for a run with ``gpu_jobs`` (None without), one node per hierarchy node.
+
+    Raises:
+        OptionsError: the platform's node types carry no GPU.
+        PlatformError: the platform file is invalid.
+    """
+    if options.gpu_jobs is None:
+        return None
+    from hdeeprm.platform.gpu_platform import load_gpu_cluster
+
+    cluster = load_gpu_cluster(options.platform_file_path)
+    if cluster.nb_gpus == 0:
+        raise OptionsError(f"gpu_jobs needs a platform whose node types carry GPUs; {options.platform_file_path} has "
+                           "none (e.g. platforms/mixed_cpu_gpu.json)", path=options.source)
+    return cluster
 
 
 def load_agent(options: Options, agent_path: str | None) -> type[Agent]:

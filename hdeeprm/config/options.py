@@ -29,6 +29,14 @@ An options file is JSON::
               "first_job": 0}
     }                                                                         # or an openb pod list)
 
+A ``gpu_jobs`` block (HDeepRM addition) adds the jobs of a GPU trace (a Philly table or an openb pod
+list: ``workload_file_path``, ``first_job``, ``nb_jobs``) to a CPU run on a platform whose node types carry
+GPUs (``platforms/mixed_cpu_gpu.json``): each asks for its GPUs and its cores (its CPU request, else
+``cores_per_gpu`` per GPU, default 4) on one node, scored by ``placement`` (default ``best_fit``), and runs its
+duration on ``reference_type`` (default V100 SXM2 16GB) scaled by the GPU's speed
+(:mod:`hdeeprm.decision.gpu_binding`, :mod:`hdeeprm.simulation.gpu_model`); the run's start strategy applies to
+both kinds of jobs.
+
 A ``gpu`` block makes the run a timed GPU replay (:mod:`hdeeprm.run.gpu_launch`); its keys are
 those of :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`, whose defaults they keep, plus
 ``first_job`` (jobs of the trace skipped before the window of ``nb_jobs``).
@@ -140,6 +148,15 @@ SCHEMA: dict[str, Any] = {
             "spread_slowdown": {"type": "number", "minimum": 1},
             "first_job": {"type": "integer", "minimum": 0},
         }},
+        "gpu_jobs": {"type": "object", "additionalProperties": False, "required": ["workload_file_path"],
+                     "properties": {
+            "workload_file_path": {"type": "string", "minLength": 1},
+            "first_job": {"type": "integer", "minimum": 0},
+            "nb_jobs": {"type": "integer", "minimum": 0},
+            "cores_per_gpu": {"type": "integer", "minimum": 1},
+            "placement": {"enum": list(GPU_PLACEMENTS.names())},
+            "reference_type": {"type": "string", "minLength": 1},
+        }},
     },
 }
 
@@ -185,6 +202,8 @@ class Options:
         enforce_walltime: Kill SWF jobs that run longer than their requested time [False: as
             the original HDeepRM, the requested time is only the estimate policies see].
         gpu: The ``gpu`` block of a timed GPU run (see the module docstring), as given [None: a CPU run].
+        gpu_jobs: The ``gpu_jobs`` block of a mixed CPU + GPU run (see the module docstring), its
+            ``workload_file_path`` resolved [None: no GPU job].
         source: The options file ["<options>"].
         given: The option names the file set explicitly (the rest are defaults).
     """
@@ -213,6 +232,7 @@ class Options:
     enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME
     mem_bw_choices: list[float] = field(default_factory=lambda: list(DEFAULT_MEM_BW_CHOICES))
     gpu: dict[str, Any] | None = None
+    gpu_jobs: dict[str, Any] | None = None
     source: str = "<options>"
     given: frozenset[str] = frozenset()
 
@@ -220,8 +240,9 @@ class Options:
         """Plain dict of the resolved options (written into ``run.json``)."""
         out = asdict(self)
         out["given"] = sorted(self.given)
-        if self.gpu is None:   # a CPU run's run.json stays as it was before GPU runs existed
-            del out["gpu"]
+        for block in ("gpu", "gpu_jobs"):   # a CPU run's run.json stays as it was before GPU runs existed
+            if out[block] is None:
+                del out[block]
         return out
 
     def replace(self, **changes: Any) -> Options:
@@ -253,6 +274,7 @@ _KEY_PATHS: dict[tuple[str, ...], str] = {
     ("workload", "profile_type"): "profile_type", ("workload", "default_mem"): "default_mem",
     ("workload", "enforce_walltime"): "enforce_walltime", ("workload", "mem_bw_choices"): "mem_bw_choices",
     ("gpu",): "gpu",
+    ("gpu_jobs",): "gpu_jobs",
 }
 _FLOATS = {"queue_sensitivity", "lr", "gamma", "default_mem"}
 _INTS = {"seed", "nb_resources", "nb_jobs", "first_job", "hidden"}
@@ -330,6 +352,9 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
             node = _resolve_path(node, base, name, source)
         elif name == "gpu":
             node = dict(node)
+        elif name == "gpu_jobs":
+            node = {**node, "workload_file_path": _resolve_path(node["workload_file_path"], base,
+                                                                "gpu_jobs.workload_file_path", source)}
         elif name == "mem_bw_choices":
             node = [float(x) for x in node]
         elif name in _FLOATS:
@@ -337,6 +362,9 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
         elif name in _INTS:
             node = int(node)
         values[name] = node
+    if "gpu" in values and "gpu_jobs" in values:
+        raise OptionsError("gpu (a timed GPU replay) and gpu_jobs (GPU jobs beside a CPU trace) exclude each other: "
+                           "keep one", path=source)
     opts = Options(**values, source=source, given=frozenset(values))
     env = data.get("pybatsim", {}).get("env", {})
     agent = data.get("pybatsim", {}).get("agent", {})
@@ -365,7 +393,8 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
 
 #: Where each option a sweep or a front end may override lives (:func:`parse_overrides`): the
 #: fields of the options file, plus ``policy_pair`` (the CLASSIC agent's pair, setting ``actions``).
-OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {**{name: path for path, name in _KEY_PATHS.items() if name != "gpu"},
+OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {**{name: path for path, name in _KEY_PATHS.items()
+                                                 if name not in ("gpu", "gpu_jobs")},
                                              "policy_pair": ("pybatsim", "agent", "policy_pair")}
 
 

@@ -204,21 +204,68 @@ class EasyBackfilling(_Backfilling):
         head, now = rest[0], self.manager.now
         shadow, free_then = self._fit_time(head)
         spare = free_then - head.res   # cores free at the shadow time beyond the head's
+        # A head asking for GPUs: the resources free at the shadow time, kept up to date as jobs backfill past it
+        # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job).
+        then = self._at(shadow) if head.num_gpu and self.manager.gpus is not None and shadow < math.inf else None
+        failed: set[tuple] = set()   # GPU job shapes that did not fit now (resources only shrink within a pass)
         for job in rest[1:]:
             if job.res > self.manager.resources.nb_free:
                 continue
             short = now + job.requested_time <= shadow
             if not short and job.res > spare:
                 continue   # it would still hold its cores at the shadow time, leaving the head too few
+            shape = (job.res, job.mem, job.num_gpu, job.gpu_milli) if job.num_gpu else None
+            if shape in failed:
+                continue
             cores = self._select(job)
             if cores is None:
+                if shape is not None:
+                    failed.add(shape)
                 continue
-            if short or (head.mem <= 0.0 and not head.num_gpu) or self._fit_time(head, (job, cores))[0] <= shadow:
+            if then is not None:
+                fits = short or self._still_fits(head, then, job, cores)
+            else:
+                fits = short or (head.mem <= 0.0 and not head.num_gpu) or \
+                    self._fit_time(head, (job, cores))[0] <= shadow
+            if fits:
                 self._start(job, cores, place)
                 started.append(job)
                 if not short:
                     spare -= job.res
         return started
+
+    def _at(self, when: float) -> tuple[np.ndarray, np.ndarray, object]:
+        """Free cores, node memory (MB) and GPU state at ``when`` (every running job estimated to end by then gone)."""
+        st, h, binder = self.manager.resources, self.manager.hierarchy, self.manager.gpus
+        free, mem, gpus = st.core_free.copy(), st.node_free_mem.copy(), binder.what_if()
+        for end, _, job, cores in self._by_end():
+            if end > when:
+                break
+            free[cores] = True
+            if job.mem > 0.0:
+                np.add.at(mem, h.core_node[cores], job.mem)
+            binder.move(gpus, job, cores, binder.held.get(job.index), +1)
+        return free, mem, gpus
+
+    def _still_fits(self, head: Job, then: tuple, job: Job, cores: np.ndarray) -> bool:
+        """Whether ``head`` still fits at the shadow time with ``job`` (about to start on ``cores``) held then.
+
+        When it does, ``job``'s resources stay taken in ``then``.
+        """
+        free, mem, gpus = then
+        h, binder = self.manager.hierarchy, self.manager.gpus
+        share = binder.pending(job) if job.num_gpu else None
+        free[cores] = False
+        if job.mem > 0.0:
+            np.subtract.at(mem, h.core_node[cores], job.mem)
+        binder.move(gpus, job, cores, share, -1)
+        if self._fits(head, free, mem if head.mem > 0.0 else None, gpus):
+            return True
+        free[cores] = True
+        if job.mem > 0.0:
+            np.add.at(mem, h.core_node[cores], job.mem)
+        binder.move(gpus, job, cores, share, +1)
+        return False
 
     # ---------------------------------------------------- PyBatsim's free-space geometry
     def _end(self, job: Job, cores: np.ndarray) -> None:

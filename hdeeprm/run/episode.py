@@ -210,7 +210,7 @@ def write_decision_outputs(outdir: Path, metrics: dict, manager: WorkloadManager
 def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,
                 record: bool = True, observer: Observer | None = None, reward: RewardFn | None = None,
                 progress=None, model: ContentionModel | None = None,
-                stream_to: str | Path | None = None) -> tuple[Episode, float]:
+                stream_to: str | Path | None = None, gpus: GpuCluster | None = None) -> tuple[Episode, float]:
     """Simulate ``workload`` once on the embedded engine with ``agent`` deciding.
 
     Args:
@@ -225,6 +225,8 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
         model: The contention model (HDeepRM's by default).
         stream_to: Stream the Batsim-format CSVs into this folder as jobs end (see
             :class:`Episode`; then call ``episode.write_outputs`` with it).
+        gpus: The GPUs of the platform's nodes for the GPU jobs of ``options.gpu_jobs`` (placement and
+            reference type from that block), or None.
 
     Returns:
         The finished :class:`Episode` and the sum of its rewards (0.0 without ``reward``).
@@ -232,8 +234,11 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
     Raises:
         AgentError: the agent returned something that is not an action of the set.
     """
+    block = options.gpu_jobs or {}
+    speed = GpuSpeedModel(**{k: block[k] for k in ("reference_type",) if k in block})
     episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model,
-                      strategy=make_start_strategy(options.start_strategy), stream_to=stream_to)
+                      strategy=make_start_strategy(options.start_strategy), stream_to=stream_to, gpus=gpus,
+                      gpu_placement=block.get("placement", DEFAULT_BINDING_PLACEMENT), gpu_speed=speed)
     manager, view = episode.manager, episode.view
     total, shown = 0.0, 0
     try:

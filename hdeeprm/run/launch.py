@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm.config.build import build_agent, build_platform, build_workload, load_agent
+from hdeeprm.config.build import build_agent, build_gpu_side, build_platform, build_workload, load_agent
 from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
@@ -106,6 +106,9 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
             "--checkpoint-every": checkpoint_every is not None})
     if gpu_libraries:
         raise OptionsError("--gpu-library applies to GPU runs (options with a 'gpu' block)", path=options.source)
+    if simulator == "batsim" and options.gpu_jobs is not None:
+        raise OptionsError("gpu_jobs runs on the embedded simulator only (Batsim has no GPU model): drop "
+                           "--simulator batsim", path=options.source)
     if simulator == "batsim" and (nb_runs != 1 or outmodel):
         raise OptionsError("--simulator batsim runs one episode and trains nothing: drop -nr and -om, "
                            "or use the embedded simulator")
@@ -118,6 +121,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
         check_writable(outmodel)   # before hours of training, not after
     hierarchy = build_platform(options, libraries)
     workload = build_workload(options, hierarchy, custom_workload)
+    gpus = build_gpu_side(options)   # the GPUs of the nodes, for gpu_jobs (None without)
     agent_cls = load_agent(options, agent_path)
     outdir = Path(outdir)
     locks: list[FolderLock] = []
@@ -139,7 +143,7 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
     try:
         try:
             with seeded_torch(options.seed):
-                _launch(options, hierarchy, workload, agent_cls, result, claim, progress, inmodel=inmodel,
+                _launch(options, hierarchy, workload, agent_cls, result, claim, progress, gpus=gpus, inmodel=inmodel,
                         outmodel=outmodel, nb_runs=nb_runs, quiet=quiet, simulator=simulator, batsim=batsim,
                         checkpoint_every=checkpoint_every)
             write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics),
@@ -296,7 +300,7 @@ def prepare_agent(options: Options, hierarchy, workload: Workload, agent_cls: ty
 
 
 def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: RunResult, claim, progress, *,
-            inmodel, outmodel, nb_runs: int, quiet: bool, simulator: str, batsim: str,
+            gpus=None, inmodel, outmodel, nb_runs: int, quiet: bool, simulator: str, batsim: str,
             checkpoint_every: int | None) -> None:
     """:func:`launch` once the inputs are built (torch, if used, already seeded); fills ``result``.
 
@@ -334,7 +338,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                 episode, total = run_episode(hierarchy, workload, options, agent, record=last, observer=observer,
                                              reward=reward, progress=bar,
                                              model=make_contention_model(options.contention),
-                                             stream_to=outdir if last else None)
+                                             stream_to=outdir if last else None, gpus=gpus)
             with _uninterrupted():   # an episode's update and its record stay together
                 probs = getattr(agent, "probs", None)
                 if probs:

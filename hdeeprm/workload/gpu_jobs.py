@@ -218,3 +218,38 @@ def read_gpu_workload(path: str | Path, library: GpuTypeLibrary | None = None) -
         return from_openb(read_openb_pods(path, library))
     raise WorkloadError(f"a GPU workload must be the Philly per-job table (header timestamp,duration,...) or an "
                         f"openb pod list (header name,cpu_milli,...), got {header[:60]!r}", str(path), 1)
+
+
+#: Cores a GPU job gets per GPU in a mixed CPU + GPU run when its trace gives no CPU request (Philly's table has
+#: none): 4, a DGX-1's 40 cores over its 8 GPUs rounded down (NVIDIA DGX-1 datasheet).
+DEFAULT_CORES_PER_GPU = 4
+
+
+def as_core_jobs(jobs: GpuJobs, first_index: int, cores_per_gpu: int = DEFAULT_CORES_PER_GPU) -> list:
+    """GPU trace jobs as kernel jobs that ask for cores and GPUs on one node (a mixed CPU + GPU run).
+
+    Each becomes a ``delay`` job of its trace duration (on the reference GPU type) with ``num_gpu`` GPUs of
+    ``gpu_milli`` thousandths; its cores are its CPU request rounded up to whole cores, or ``cores_per_gpu`` per
+    GPU (at least 1) when the trace gives none. GPU traces carry no user estimate: the requested time (what EASY
+    backfilling reserves with) is the duration, and there is no walltime. Ids are ``gpu-<trace id>``.
+
+    Args:
+        jobs: The GPU workload (a window of it).
+        first_index: Index of the first job in the merged workload.
+        cores_per_gpu: Cores per GPU of jobs without a CPU request, >= 1.
+
+    Returns:
+        :class:`~hdeeprm.workload.model.Job` objects, in the order of ``jobs``.
+    """
+    from hdeeprm.workload.model import DELAY, Job, Profile
+
+    out = []
+    for k in range(len(jobs)):
+        num, cpu = int(jobs.num_gpu[k]), int(jobs.cpu_milli[k])
+        cores = -(-cpu // 1000) if cpu > 0 else max(1, cores_per_gpu * num)
+        run = float(jobs.duration[k])
+        out.append(Job(first_index + k, f"gpu-{jobs.ids[k]}", float(jobs.submit[k]), cores, -1.0,
+                       Profile(f"gpu-{jobs.ids[k]}", DELAY, run), requested_time=run, num_gpu=num,
+                       gpu_milli=int(jobs.gpu_milli[k]) if num else 0))
+    return out
+

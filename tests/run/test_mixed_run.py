@@ -1,0 +1,47 @@
+"""A mixed CPU + GPU run on real input: KTH-SP2 jobs and Philly jobs together on platforms/mixed_cpu_gpu.json."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from hdeeprm.config.options import load_options
+from hdeeprm.errors import OptionsError
+from hdeeprm.platform.loader import load_platform
+from hdeeprm.run.launch import launch
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "mixed_kth_philly_easy.json"
+
+
+def test_cpu_and_gpu_jobs_share_the_platform_under_easy(shared, tmp_path):
+    options = load_options(EXAMPLE).replace(nb_jobs=300)
+    options = options.replace(gpu_jobs={**options.gpu_jobs, "nb_jobs": 100})
+    result = launch(options, outdir=tmp_path, quiet=True)
+    rows = list(csv.DictReader(open(tmp_path / "out_jobs.csv")))
+    gpu_rows = [r for r in rows if r["job_id"].startswith("gpu-")]
+    assert len(rows) == 400 and len(gpu_rows) == 100
+    # every job ends completed, or rejected with its reason (none here: every Philly job of the window fits a node)
+    assert {r["final_state"] for r in rows} == {"COMPLETED_SUCCESSFULLY"}
+    # a GPU job's cores are on one node, and that node carries GPUs (the R740s and the DGX A100s)
+    hierarchy = load_platform(options.platform_file_path)
+    gpu_nodes = {n for n in range(hierarchy.nb_nodes) if hierarchy.node_type[n] != "Dell R720"}
+    for r in gpu_rows:
+        cores = [c for part in r["allocated_resources"].split() for c in
+                 (range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1))]
+        nodes = {int(hierarchy.core_node[c]) for c in cores}
+        assert len(nodes) == 1 and nodes <= gpu_nodes, r
+    metrics = json.loads((tmp_path / "out_metrics.json").read_text())
+    assert metrics == {**metrics, "nb_jobs": 400, "nb_completed": 400}
+    assert metrics["gpu_energy"] > 0 and metrics["energy"] == metrics["cpu_energy"] + metrics["gpu_energy"]
+    assert result.metrics[0]["energy"] == metrics["energy"]
+
+
+def test_gpu_jobs_need_a_platform_with_gpus(shared, tmp_path):
+    options = load_options(EXAMPLE).replace(platform_file_path=str(ROOT / "platforms" / "gaia_mini.json"),
+                                            nb_jobs=10)
+    with pytest.raises(OptionsError, match="^gpu_jobs needs a platform whose node types carry GPUs; .*gaia_mini.json "
+                                           "has none"):
+        launch(options, outdir=tmp_path, quiet=True)
+    assert not (tmp_path / "run.json").exists()   # refused before the folder is claimed
