@@ -12,7 +12,7 @@ so that the Gymnasium GPU environments decide between the steps (:func:`simulate
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,9 +22,7 @@ from hdeeprm.decision.fragmentation import typical_pods
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.results import GpuRunResult
-from hdeeprm.simulation.gpu_model import (
-    DEFAULT_REFERENCE_TYPE, DEFAULT_SHARE_SLOWDOWN, DEFAULT_SPEED_PRECISION, DEFAULT_SPREAD_SLOWDOWN,
-    SPEED_PRECISIONS, GpuModel, as_speed_model, type_factors)
+from hdeeprm.simulation.gpu_model import DEFAULT_REFERENCE_TYPE, SPEED_PRECISIONS, GpuModel, GpuSpeedModel, type_factors
 from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import DELAY, Job, Profile, Workload
 
@@ -33,33 +31,22 @@ __all__ = ["GpuRunConfig", "GpuRunResult", "GpuReplay", "simulate_gpu", "kernel_
 
 
 @dataclass(frozen=True)
-class GpuRunConfig:
+class GpuRunConfig(GpuSpeedModel):
     """How one timed GPU run decides and times its jobs.
+
+    Its speed model is :class:`~hdeeprm.simulation.gpu_model.GpuSpeedModel`'s attributes (inherited).
 
     Attributes:
         placement: Node-selection policy, a name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
         ordering: Queue order, a name of :data:`~hdeeprm.decision.gpu_manager.GPU_ORDERINGS`.
         start_strategy: Which of the ordered queued jobs start, one of
             :data:`~hdeeprm.decision.gpu_manager.GPU_START_STRATEGIES` (``greedy``: every one that fits).
-        reference_type: GPU type (library name or alias) the durations are measured on.
-        precision: Rate column of the speed model, one of :data:`SPEED_PRECISIONS`.
-        stand_in: Type whose rates and power replace missing ones ("" = the reference type).
-        throughput: Measured speed of the jobs on a GPU type relative to the reference type (> 0), by type name
-            (library name or alias); overrides the rate ratio for those types.
-        share_slowdown: Run-time factor (>= 1) of a job holding a fraction of a GPU.
-        spread_slowdown: Run-time factor (>= 1) of a job spread over several nodes.
         seed: Seed of the node tie ranks and the ``random`` policy.
     """
 
     placement: str = DEFAULT_GPU_PLACEMENT
     ordering: str = DEFAULT_GPU_ORDERING
     start_strategy: str = DEFAULT_GPU_START_STRATEGY
-    reference_type: str = DEFAULT_REFERENCE_TYPE
-    precision: str = DEFAULT_SPEED_PRECISION
-    stand_in: str = ""
-    throughput: dict[str, float] = field(default_factory=dict)
-    share_slowdown: float = DEFAULT_SHARE_SLOWDOWN
-    spread_slowdown: float = DEFAULT_SPREAD_SLOWDOWN
     seed: int = 0
 
 
@@ -107,7 +94,7 @@ class GpuReplay:
     def __init__(self, cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> None:
         self.wall = time.perf_counter()
         self.cluster, self.jobs, self.config = cluster, jobs, config
-        self.model = GpuModel(cluster, jobs, as_speed_model(config))
+        self.model = GpuModel(cluster, jobs, config)
         self.slowness, self.idle, self.tdp, self.stand_ins = (self.model.slowness, self.model.idle, self.model.tdp,
                                                               self.model.stand_ins)
         n = len(jobs)

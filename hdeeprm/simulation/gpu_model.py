@@ -35,7 +35,7 @@ the reference type unless the run names another; the result lists the substituti
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -281,9 +281,3 @@ class GpuDemand:
 
     def __len__(self) -> int:
         return len(self.num_gpu)
-
-
-def as_speed_model(config: object) -> GpuSpeedModel:
-    """The :class:`GpuSpeedModel` fields of any config object carrying them (e.g. a run's GPU config)."""
-    names: Mapping[str, object] = {name: getattr(config, name) for name in GpuSpeedModel.__dataclass_fields__}
-    return GpuSpeedModel(**names)
