@@ -8,6 +8,15 @@ Public surface (``from hdeeprm import ...``), grouped by the data flow:
   :class:`~hdeeprm.workload.model.Workload`, :class:`~hdeeprm.workload.model.Job`
 * running: :func:`~hdeeprm.run.launch.launch` (what ``hdeeprm-launch`` does),
   :class:`~hdeeprm.run.episode.Episode`, :class:`~hdeeprm.env.environment.HDeepRMEnv`
+* the kernel: :class:`~hdeeprm.simulation.kernel.EventKernel`, :class:`~hdeeprm.simulation.engine.Engine`
+  (the CPU model), :class:`~hdeeprm.simulation.gpu_model.GpuModel` and
+  :class:`~hdeeprm.simulation.gpu_model.GpuSpeedModel`
+* GPUs: :class:`~hdeeprm.platform.openb.GpuCluster`, :func:`~hdeeprm.platform.gpu_platform.load_gpu_cluster`,
+  :func:`~hdeeprm.platform.gpu_types.load_gpu_library`, :class:`~hdeeprm.workload.gpu_jobs.GpuJobs`,
+  :func:`~hdeeprm.workload.gpu_jobs.read_gpu_workload`, :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`,
+  :class:`~hdeeprm.run.gpu_replay.GpuReplay`, :func:`~hdeeprm.run.gpu_replay.simulate_gpu`,
+  :class:`~hdeeprm.simulation.results.GpuRunResult`, :class:`~hdeeprm.decision.gpu_manager.GpuManager`,
+  :class:`~hdeeprm.decision.gpu_binding.GpuBinder`, :func:`~hdeeprm.run.gpu_launch.launch_gpu`
 * agents: :class:`~hdeeprm.agents.base.Agent`, :class:`~hdeeprm.agents.base.ClassicAgent`
 * errors: :class:`~hdeeprm.errors.HDeepRMError` and its subclasses
 
@@ -40,6 +49,15 @@ _EXPORTS = {
     "HDeepRMEnv": "hdeeprm.env.environment", "JobSlotEnv": "hdeeprm.env.job_slot",
     "Agent": "hdeeprm.agents.base", "ClassicAgent": "hdeeprm.agents.base",
     "HDeepRMError": "hdeeprm.errors",
+    # GPUs: clusters and traces, the kernel's GPU model, the replay, the mixed-platform binder
+    "GpuCluster": "hdeeprm.platform.openb", "load_gpu_cluster": "hdeeprm.platform.gpu_platform",
+    "load_gpu_library": "hdeeprm.platform.gpu_types", "GpuJobs": "hdeeprm.workload.gpu_jobs",
+    "read_gpu_workload": "hdeeprm.workload.gpu_jobs", "GpuModel": "hdeeprm.simulation.gpu_model",
+    "GpuSpeedModel": "hdeeprm.simulation.gpu_model", "GpuRunConfig": "hdeeprm.run.gpu_replay",
+    "GpuReplay": "hdeeprm.run.gpu_replay", "simulate_gpu": "hdeeprm.run.gpu_replay",
+    "GpuRunResult": "hdeeprm.simulation.results", "GpuManager": "hdeeprm.decision.gpu_manager",
+    "GpuBinder": "hdeeprm.decision.gpu_binding", "launch_gpu": "hdeeprm.run.gpu_launch",
+    "EventKernel": "hdeeprm.simulation.kernel", "Engine": "hdeeprm.simulation.engine",
 }
 #: Id of the Gymnasium environment with HDeepRM's policy-pair actions (the default).
 ENV_ID = "hdeeprm/HDeepRM-v0"
