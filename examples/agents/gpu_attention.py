@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, m in compare(scenario.name, policy, 10_000 + args.seed).items():
             print(f"{name:10s} {scenario.name:17s} mean_jct {m['mean_jct']:9.0f} s  waiting "
                   f"{m['mean_waiting_time']:8.0f} s  allocation {m['allocation_rate']:.3f}  "
-                  f"fragmentation {m['fragmentation_ratio']:.3f}")
+                  f"fragmented share {m['fragmented_share']:.3f}")
     return 0
 
 

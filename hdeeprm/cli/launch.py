@@ -35,7 +35,9 @@ SUMMARY: tuple[tuple[str, str], ...] = (
 GPU_SUMMARY: tuple[tuple[str, str], ...] = (
     ("jct_mean", "s"), ("jct_median", "s"), ("jct_p95", "s"), ("jct_p99", "s"), ("queueing_delay_mean", "s"),
     ("gpu_allocation_rate", "(allocated GPU share / GPUs, 0-1)"),
-    ("gpu_fragmentation_ratio", "(ATC'23 fragmented share / GPUs, 0-1)"), ("gpu_occupancy", "(busy GPUs / GPUs, 0-1)"))
+    ("gpu_fragmented_share", "(ATC'23 fragmented share / GPUs, 0-1)"), ("gpu_occupancy", "(busy GPUs / GPUs, 0-1)"))
+#: What ``utilization`` measures in a GPU run (its summary line's unit instead of :data:`SUMMARY`'s).
+GPU_UTILIZATION = "(allocated GPU time / available, 0-1)"
 
 
 def _positive_int(text: str) -> int:
@@ -134,7 +136,10 @@ def format_summary(metrics: dict) -> str:
     from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU
 
     lines = []
+    gpu_run = "nb_gpus" in metrics
     for key, unit in (*SUMMARY, *(item for item in GPU_SUMMARY if item[0] in metrics)):
+        if key == "utilization" and gpu_run:
+            unit = GPU_UTILIZATION
         value = metrics[key]
         text = f"{value:.6g}" if isinstance(value, float) else f"{value}"
         lines.append(f"  {key:24s} {text} {unit.format(tau=BOUNDED_SLOWDOWN_TAU)}".rstrip())

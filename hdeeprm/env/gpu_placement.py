@@ -363,4 +363,4 @@ def episode_metrics(replay: GpuReplay) -> dict[str, float]:
             "mean_waiting_time": float(wait.mean()) if len(wait) else 0.0,
             "makespan": float(result.finish[ran].max() - jobs.submit[0]) if ran.any() else 0.0,
             "allocation_rate": average(result.allocated / capacity),
-            "fragmentation_ratio": average(result.fragmented / capacity)}
+            "fragmented_share": average(result.fragmented / capacity)}

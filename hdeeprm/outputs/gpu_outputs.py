@@ -52,7 +52,8 @@ def gpu_summary(result: GpuRunResult) -> dict[str, float | int]:
     ``waiting_time``, ``turnaround_time``, ``slowdown``, ``bounded_slowdown``, then ``utilization``,
     ``makespan`` (s), ``energy`` (J, GPUs only), ``jct_mean``, ``jct_median``, ``jct_p95``, ``jct_p99``,
     ``queueing_delay_mean``, ``queueing_delay_median``, ``queueing_delay_p95``, ``gpu_allocation_rate``,
-    ``gpu_fragmentation_ratio``, ``gpu_occupancy``, ``gpu_energy``, ``nb_gpus``.
+    ``gpu_fragmented_share`` (the ATC'23 fragmented GPU share over the GPU capacity, time mean; the ATC'23
+    ``fragmentation_ratio`` divides by the idle share instead), ``gpu_occupancy``, ``gpu_energy``, ``nb_gpus``.
     """
     jobs = result.jobs
     ran = ~result.rejected
@@ -80,7 +81,7 @@ def gpu_summary(result: GpuRunResult) -> dict[str, float | int]:
                                       else float(np.percentile(values, q)))
     if capacity:
         out["gpu_allocation_rate"] = _time_mean(result.times, result.allocated / capacity, makespan)
-        out["gpu_fragmentation_ratio"] = _time_mean(result.times, result.fragmented / capacity, makespan)
+        out["gpu_fragmented_share"] = _time_mean(result.times, result.fragmented / capacity, makespan)
         out["gpu_occupancy"] = _time_mean(result.times, result.busy_gpus / result.cluster.nb_gpus, makespan)
     out["gpu_energy"] = result.energy
     out["nb_gpus"] = result.cluster.nb_gpus

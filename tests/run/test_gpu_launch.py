@@ -55,7 +55,11 @@ def test_gpu_launch_writes_batsim_style_outputs(tmp_path, capsys):
     assert main([str(options), "-o", str(out), "-q"]) == 0   # the run owns its folder: a rerun replaces it
     assert (out / "jct_cdf.png").read_bytes() != b"stale"
     assert main([str(options), "-o", str(tmp_path / "out2")]) == 0
-    assert "gpu_allocation_rate" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "gpu_allocation_rate" in printed
+    # one name, one meaning: utilisation is allocated GPU time here; the fragmented share is over the capacity
+    assert "(allocated GPU time / available, 0-1)" in printed and "busy core time" not in printed
+    assert "gpu_fragmented_share" in metrics and "gpu_fragmentation_ratio" not in metrics
     assert (tmp_path / "out2" / "out_jobs.csv").read_bytes() == (out / "out_jobs.csv").read_bytes()
 
 
