@@ -56,13 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trace-dir", default=str(TRACES), help="folder of the openb CSV files")
     p.add_argument("--seeds", type=int, default=len(ATC23_SEEDS))
     p.add_argument("--policies", nargs="+", default=list(ATC23_POLICIES))
-    p.add_argument("--workload", default="default", choices=["default", *VARIANTS],
-                   help="openb pod list variant (default: default)")
+    p.add_argument("--workload", default="default",
+                   help="openb pod list: a variant name (default, " + ", ".join(VARIANTS) + ") or the path of any "
+                        "pod list CSV (then no published figure to compare with)")
+    p.add_argument("--output", metavar="DIR", help="also write the curves (CSV, per seed and mean +- sd) and plots")
     args = p.parse_args(argv)
     trace_dir = Path(args.trace_dir)
     cluster = read_openb_nodes(trace_dir / "openb_node_list_gpu_node.csv")
-    pods = read_openb_pods(trace_dir / f"openb_pod_list_{args.workload}.csv")
-    published = ATC23_PUBLISHED if args.workload == "default" else VARIANTS[args.workload]
+    pod_list = Path(args.workload) if args.workload.endswith(".csv") else \
+        trace_dir / f"openb_pod_list_{args.workload}.csv"
+    pods = read_openb_pods(pod_list)
+    published = ATC23_PUBLISHED if args.workload == "default" else VARIANTS.get(args.workload, {})
     published_frag = ATC23_PUBLISHED_FRAGMENTATION if args.workload == "default" else {}
     published_ratio = FRAGMENTATION_RATIO_90 if args.workload == "default" else {}
     seeds = ATC23_SEEDS[:args.seeds] if args.seeds <= len(ATC23_SEEDS) else range(42, 42 + args.seeds)
@@ -70,27 +74,39 @@ def main(argv: list[str] | None = None) -> int:
           f"seeds {seeds[0]}..{seeds[-1]}")
     print(f"{'policy':<15}{'HDeepRM @100':>16}{'paper @100':>16}{'|diff|':>8}{'target':>8}  match"
           f"{'frag HDeepRM':>16}{'frag paper':>15}{'ratio@90':>16}{'paper':>15}  {'time':>7}")
-    missed = []
+    missed, every_run = [], []
     for name in args.policies:
         start = time.perf_counter()
         runs = run_experiment(cluster, pods, [name], seeds)
+        every_run += runs
         elapsed = time.perf_counter() - start
         mean, sd, _ = summarize(runs)[name]
         frag, frag_sd, _ = summarize(runs, what="fragmentation")[name]
         ref_frag = "{:>8.2f} +-{:>4.2f}".format(*published_frag[name]) if name in published_frag else f"{'-':>15}"
         ratio, ratio_sd, _ = summarize(runs, 90, "fragmentation_ratio")[name]
         ref_ratio = "{:>8.2f} +-{:>5.2f}".format(*published_ratio[name]) if name in published_ratio else f"{'-':>15}"
-        ref, ref_sd = published[name]
-        target = ref_sd + 0.5
-        ok = abs(mean - ref) <= target
-        if not ok and name in REQUIRED:
-            missed.append(name)
-        print(f"{name:<15}{mean:>9.2f} +-{sd:>4.2f}{ref:>9.2f} +-{ref_sd:>4.2f}{abs(mean - ref):>8.2f}{target:>8.2f}"
-              f"  {'yes' if ok else 'NO':<5}{frag:>9.2f} +-{frag_sd:>4.2f}{ref_frag}"
+        if name in published:
+            ref, ref_sd = published[name]
+            target = ref_sd + 0.5
+            ok = abs(mean - ref) <= target
+            if not ok and name in REQUIRED:
+                missed.append(name)
+            paper = f"{ref:>9.2f} +-{ref_sd:>4.2f}{abs(mean - ref):>8.2f}{target:>8.2f}  {'yes' if ok else 'NO':<5}"
+        else:
+            paper = f"{'-':>15}{'-':>8}{'-':>8}  {'-':<5}"
+        print(f"{name:<15}{mean:>9.2f} +-{sd:>4.2f}{paper}{frag:>9.2f} +-{frag_sd:>4.2f}{ref_frag}"
               f"{ratio:>9.2f} +-{ratio_sd:>4.2f}{ref_ratio}"
               f"  {elapsed:>6.1f}s  ({len(runs[0].arrived)} pods/run, "
               f"{elapsed / len(runs) / len(runs[0].arrived) * 1e6:.0f} us/pod)", flush=True)
-    print("all required policies match" if not missed else f"MISSED: {', '.join(missed)}")
+    if args.output:
+        from hdeeprm.cli.gpu import write_outputs
+
+        for path in write_outputs(every_run, Path(args.output)):
+            print(f"wrote {path}")
+    if not published:
+        print("no published figures for this pod list")
+    else:
+        print("all required policies match" if not missed else f"MISSED: {', '.join(missed)}")
     return 1 if missed else 0
 
 

@@ -11,8 +11,9 @@ Usage::
 or a CSV path) on the openb GPU nodes (``TRACE_DIR/openb_node_list_gpu_node.csv`` unless
 ``--nodes``) with the protocol of Weng et al., ATC 2023 (see :mod:`hdeeprm.run.placement`),
 prints the GPU allocation ratio against the arrived ratio per policy and, with ``--output``,
-writes ``allocation.png``, ``fragmentation.png``, ``fragmentation_ratio.png`` and
-``allocation.csv`` there. Errors in the
+writes each curve (``allocation``, ``fragmentation``, ``fragmentation_ratio``) there as numbers,
+per seed (``<curve>.csv``) and as mean ± sd over the seeds (``<curve>_mean_sd.csv``), and as a plot
+(``<curve>.png``). Errors in the
 inputs are printed as ``hdeeprm-gpu: error: <message>`` with exit status 2.
 """
 from __future__ import annotations
@@ -114,26 +115,48 @@ def atc23_report(runs: Sequence[PlacementRun], published: bool) -> str:
     return "\n".join(lines)
 
 
+#: The curves of the experiment: what (a :class:`~hdeeprm.run.placement.PlacementRun` series), y label, title.
+CURVES = (("allocation", "GPU allocation ratio (%)", "GPU allocation (ATC'23 protocol)"),
+          ("fragmentation", "fragmented GPU share (% of capacity)", "GPU fragmentation (ATC'23 measure)"),
+          ("fragmentation_ratio", "fragmented share of the idle GPUs (%)", "GPU fragmentation ratio (ATC'23 measure)"))
+
+
+def _number(value: float) -> str:
+    """A curve's value in a CSV cell: 2 decimals, empty where the run never reached that arrived %."""
+    return f"{value:.2f}" if np.isfinite(value) else ""
+
+
 def write_outputs(runs: Sequence[PlacementRun], output: Path) -> list[Path]:
-    """Write ``allocation.csv`` (one row per policy and seed, a column per arrived %) and the three plots."""
+    """Write each curve of :data:`CURVES` as numbers and as a plot, against the arrived GPU request (%).
+
+    For each ``what``: ``what.csv`` (one row per policy and seed, with the pods that fit nowhere, a column per
+    arrived %), ``what_mean_sd.csv`` (per policy, a ``mean`` and an ``sd`` row over the seeds) and ``what.png``.
+
+    Returns:
+        The files written.
+    """
     output.mkdir(parents=True, exist_ok=True)
-    alloc = curves(runs)
-    table = output / "allocation.csv"
-    with open(table, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["policy", "seed", "failed", *map(str, ARRIVED_PERCENTS)])
-        for run in runs:
-            writer.writerow([run.policy, run.seed, run.nb_failed,
-                             *(f"{v:.2f}" if np.isfinite(v) else "" for v in run.allocation_at(ARRIVED_PERCENTS))])
-    return [table,
-            plot_against_arrived(alloc, ARRIVED_PERCENTS, "GPU allocation ratio (%)", output / "allocation.png",
-                                 "GPU allocation (ATC'23 protocol)"),
-            plot_against_arrived(curves(runs, what="fragmentation"), ARRIVED_PERCENTS,
-                                 "fragmented GPU share (% of capacity)", output / "fragmentation.png",
-                                 "GPU fragmentation (ATC'23 measure)"),
-            plot_against_arrived(curves(runs, what="fragmentation_ratio"), ARRIVED_PERCENTS,
-                                 "fragmented share of the idle GPUs (%)", output / "fragmentation_ratio.png",
-                                 "GPU fragmentation ratio (ATC'23 measure)")]
+    header = list(map(str, ARRIVED_PERCENTS))
+    written = []
+    for what, ylabel, title in CURVES:
+        series = curves(runs, what=what)
+        per_seed, stats = output / f"{what}.csv", output / f"{what}_mean_sd.csv"
+        with open(per_seed, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["policy", "seed", "failed", *header])
+            for run in runs:
+                writer.writerow([run.policy, run.seed, run.nb_failed,
+                                 *map(_number, getattr(run, f"{what}_at")(ARRIVED_PERCENTS))])
+        with open(stats, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["policy", "statistic", *header])
+            for name, values in series.items():
+                mean, sd = mean_and_sd(values)
+                writer.writerow([name, "mean", *map(_number, mean)])
+                writer.writerow([name, "sd", *map(_number, sd)])
+        written += [per_seed, stats, plot_against_arrived(series, ARRIVED_PERCENTS, ylabel, output / f"{what}.png",
+                                                          title)]
+    return written
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,8 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     atc.add_argument("--first-seed", type=int, default=ATC23_SEEDS[0], help="first seed (default: 42)")
     atc.add_argument("--ratio", type=float, default=ATC23_RATIO,
                      help="total GPU request brought in, over the GPU capacity (default: 1.3)")
-    atc.add_argument("--output", help="folder for allocation.csv and the allocation, fragmentation and "
-                     "fragmentation ratio plots (PNG)")
+    atc.add_argument("--output", help="folder for the allocation, fragmentation and fragmentation ratio curves: "
+                     "CSV per seed and mean +- sd, and PNG plots")
     return parser
 
 

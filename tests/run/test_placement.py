@@ -1,4 +1,6 @@
 """The ATC'23 placement experiment: invariants and ordering on the real trace (one seed), and the CLI."""
+import csv
+
 import numpy as np
 import pytest
 
@@ -58,9 +60,19 @@ def test_cli_atc23_on_a_small_trace(tmp_path, capsys):
                  "--output", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert code == 0 and "fgd" in out and "paper@100" not in out
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {"allocation.csv", "allocation.png", "fragmentation.png",
-                                                                 "fragmentation_ratio.png"}
-    assert len((tmp_path / "out" / "allocation.csv").read_text().splitlines()) == 1 + 2 * 2
+    curves = ("allocation", "fragmentation", "fragmentation_ratio")
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {f"{what}{end}" for what in curves
+                                                                 for end in (".csv", "_mean_sd.csv", ".png")}
+    for what in curves:   # per seed: a row per policy and seed; mean +- sd: a mean and an sd row per policy
+        per_seed = list(csv.reader(open(tmp_path / "out" / f"{what}.csv")))
+        stats = list(csv.reader(open(tmp_path / "out" / f"{what}_mean_sd.csv")))
+        assert len(per_seed) == 1 + 2 * 2 and [r[:2] for r in stats[1:]] == [["fgd", "mean"], ["fgd", "sd"],
+                                                                             ["random", "mean"], ["random", "sd"]]
+        # the mean row is the mean of the seeds' rows, column by column (where both seeds reached that %)
+        fgd = [r for r in per_seed[1:] if r[0] == "fgd"]
+        for k in range(3, len(per_seed[0])):
+            if fgd[0][k] and fgd[1][k]:
+                assert abs(float(stats[1][k - 1]) - (float(fgd[0][k]) + float(fgd[1][k])) / 2) <= 0.01
     assert main(["atc23", str(tmp_path), "--workload", "small", "--policies", "fdg"]) == 2
     assert "did you mean 'fgd'" in capsys.readouterr().err
 
