@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
+from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
 from hdeeprm.errors import OptionsError
 from hdeeprm.decision.fragmentation import TypicalPods, allowed_models
@@ -52,11 +53,13 @@ from hdeeprm.workload.gpu_jobs import GpuJobs
 #: An ordering: jobs -> ascending sort key of every job, float64 (J,).
 OrderingKey = Callable[[GpuJobs], np.ndarray]
 
-#: Job orderings of the GPU queue, by name (ascending keys, ties by submission order).
+#: Job orderings of the GPU queue, by name (ascending keys, ties by submission order): the orderings of
+#: :data:`~hdeeprm.decision.orderings.JOB_ORDERINGS` that have a ``gpu_key``, ``first`` under the name GPU runs
+#: have always given it, ``fcfs`` (the Kubernetes and ATC'23 term).
 GPU_ORDERINGS: Registry[OrderingKey] = Registry("GPU job ordering")
-GPU_ORDERINGS.register("fcfs", lambda jobs: jobs.submit.astype(np.float64))
-GPU_ORDERINGS.register("smallest_gpu_demand", lambda jobs: jobs.gpu_request.astype(np.float64))
-GPU_ORDERINGS.register("shortest_gpu_time", lambda jobs: jobs.gpu_request * jobs.duration)
+for _name in JOB_ORDERINGS:
+    if JOB_ORDERINGS[_name].gpu_key is not None:
+        GPU_ORDERINGS.register("fcfs" if _name == "first" else _name, JOB_ORDERINGS[_name].gpu_key)
 #: Ordering of a run that names none.
 DEFAULT_GPU_ORDERING = "fcfs"
 #: Placement policy of a run that names none.

@@ -65,11 +65,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.registry import Registry
+from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import Job
 
 _index_of = operator.attrgetter("index")
 #: ``score(job, now) -> sort key`` (ascending; a float, or a tuple of floats).
 Score = Callable[[Job, float], object]
+#: ``gpu_key(jobs) -> ascending key of every job of a GPU trace``, float64 (J,).
+GpuKey = Callable[[GpuJobs], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,16 @@ class JobOrdering:
         random: A fresh random permutation of the queue at each decision.
         score: ``score(job, now)``, the ascending sort key computed from the job and
             the decision's instant ``now`` (seconds), or None.
+        gpu_key: The same order over a GPU trace's arrays, for the timed GPU replay's queue
+            (:class:`~hdeeprm.decision.gpu_manager.GpuManager`): ``gpu_key(jobs)`` is the ascending key of every
+            job, float64 (J,), ties by submission order; None when the GPU replay does not offer it.
     """
 
     name: str
     key: str | None = None
     random: bool = False
     score: Score | None = None
+    gpu_key: GpuKey | None = None
 
     def order(self, queue: list[Job], rng: np.random.Generator, now: float = 0.0) -> list[Job]:
         """The queue in this policy's order.
@@ -149,7 +156,8 @@ def _unicep(job: Job, now: float) -> tuple[int, float]:
 
 #: The job-selection policies, in action-index order (the first six are the original's).
 JOB_ORDERINGS: Registry[JobOrdering] = Registry("job-selection policy")
-for _ordering in (JobOrdering("random", random=True), JobOrdering("first"),
+for _ordering in (JobOrdering("random", random=True),
+                  JobOrdering("first", gpu_key=lambda jobs: jobs.submit.astype(np.float64)),
                   JobOrdering("shortest", "requested_time"), JobOrdering("smallest", "res"),
                   JobOrdering("low_mem", "mem"), JobOrdering("low_mem_bw", "mem_bw"),
                   JobOrdering("longest", score=lambda job, now: -job.requested_time),
@@ -157,7 +165,14 @@ for _ordering in (JobOrdering("random", random=True), JobOrdering("first"),
                   JobOrdering("saf", score=_area),
                   JobOrdering("f1", score=_f1), JobOrdering("f2", score=_f2),
                   JobOrdering("f3", score=_f3), JobOrdering("f4", score=_f4),
-                  JobOrdering("wfp3", score=_wfp3), JobOrdering("unicep", score=_unicep)):
+                  JobOrdering("wfp3", score=_wfp3), JobOrdering("unicep", score=_unicep),
+                  # GPU demand and GPU time (thousandths of a GPU, x requested time): what a job holds of the
+                  # GPUs; jobs asking for none come first, in submission order
+                  JobOrdering("smallest_gpu_demand", score=lambda job, now: job.num_gpu * job.gpu_milli,
+                              gpu_key=lambda jobs: jobs.gpu_request.astype(np.float64)),
+                  JobOrdering("shortest_gpu_time",
+                              score=lambda job, now: job.num_gpu * job.gpu_milli * job.requested_time,
+                              gpu_key=lambda jobs: jobs.gpu_request * jobs.duration)):
     JOB_ORDERINGS.register(_ordering.name, _ordering)
 
 #: Job attributes the keyed orderings sort by (columns of :class:`QueueHeads`' table).

@@ -24,7 +24,23 @@ def order(name, queue, now=0.0):
 
 def test_the_registry_holds_the_field_s_orderings_after_the_original_six():
     assert JOB_ORDERINGS.names() == ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw",
-                                     "longest", "largest", "saf", "f1", "f2", "f3", "f4", "wfp3", "unicep")
+                                     "longest", "largest", "saf", "f1", "f2", "f3", "f4", "wfp3", "unicep",
+                                     "smallest_gpu_demand", "shortest_gpu_time")
+
+
+def test_one_registry_orders_cpu_queues_and_the_gpu_replay():
+    from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
+    from hdeeprm.workload.model import DELAY, Job, Profile
+
+    # the GPU replay's orderings are JOB_ORDERINGS entries (first under its GPU name, fcfs)
+    assert GPU_ORDERINGS.names() == ("fcfs", "smallest_gpu_demand", "shortest_gpu_time")
+    assert GPU_ORDERINGS["fcfs"] is JOB_ORDERINGS["first"].gpu_key
+    # on a mixed queue: jobs asking for no GPU first (submission order), then by GPU share x requested time
+    q = [Job(i, str(i), 0.0, 1, -1.0, Profile("p", DELAY, 1.0), requested_time=t, num_gpu=g, gpu_milli=m)
+         for i, (t, g, m) in enumerate(((100, 1, 1000), (10, 0, 0), (50, 2, 500), (30, 1, 500)))]
+    rng = np.random.default_rng(0)
+    assert [j.index for j in JOB_ORDERINGS["smallest_gpu_demand"].order(q, rng)] == [1, 3, 0, 2]
+    assert [j.index for j in JOB_ORDERINGS["shortest_gpu_time"].order(q, rng)] == [1, 3, 2, 0]
 
 
 def test_longest_largest_and_smallest_area_first():
@@ -98,7 +114,9 @@ def test_every_pair_has_one_index_and_the_original_37_keep_theirs():
     assert [action_name(i) for i in (0, 7, 35, 36)] == ["random-random", "first-high_gflops",
                                                          "low_mem_bw-low_power", "void"]
     # Above 36, row by row: the original orderings' new core selection first, then the new orderings.
-    assert [action_name(i) for i in (37, 42, 43, 50, 105)] == [
-        "random-contiguous", "low_mem_bw-contiguous", "longest-random", "largest-random", "unicep-contiguous"]
-    with pytest.raises(OptionsError, match=rf"^actions must be in \[0, {NB_ACTIONS - 1}\] \(36 = void\), got 106$"):
+    assert [action_name(i) for i in (37, 42, 43, 50, 105, 106, 119)] == [
+        "random-contiguous", "low_mem_bw-contiguous", "longest-random", "largest-random", "unicep-contiguous",
+        "smallest_gpu_demand-random", "shortest_gpu_time-contiguous"]
+    assert NB_ACTIONS == 120
+    with pytest.raises(OptionsError, match=r"^actions must be in \[0, 119\] \(36 = void\), got 120$"):
         parse_action(NB_ACTIONS)
