@@ -25,7 +25,8 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, create_model
 
 import hdeeprm
-from hdeeprm import ENV_ENTRY_POINTS, GPU_PLACEMENT_ENV_ID, GPU_PROVISIONING_ENV_ID, GPU_PROVISIONING_V1_ENV_ID
+from hdeeprm import (ENV_ENTRY_POINTS, GPU_JOB_SLOT_ENV_ID, GPU_PLACEMENT_ENV_ID, GPU_PROVISIONING_ENV_ID,
+                     GPU_PROVISIONING_V1_ENV_ID)
 from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
 from hdeeprm.registry import suggest
 from hdeeprm.run.loop import as_action
@@ -107,7 +108,8 @@ def env_tasks(env_id: str) -> tuple[str | None, tuple[str, ...]]:
         ``("task", easy, medium, hard, every scenario, train, test)`` for the provisioning environments
         (:data:`~hdeeprm.env.gpu_provisioning.PROVISIONING_TASKS`, then
         :data:`~hdeeprm.env.gpu_scenarios.GPU_SCENARIOS`, held-out ``test-*`` ones included, then the
-        splits), ``("scenario", every scenario, train, test)`` for GPU placement, ``(None, ())`` for the
+        splits), ``("scenario", every scenario, train, test)`` for GPU placement and GPU job slots,
+        ``(None, ())`` for the
         CPU environments (no named tasks).
     """
     from hdeeprm.env.gpu_scenarios import GPU_SCENARIOS, SPLITS
@@ -116,7 +118,7 @@ def env_tasks(env_id: str) -> tuple[str | None, tuple[str, ...]]:
         from hdeeprm.env.gpu_provisioning import PROVISIONING_TASKS
 
         return "task", (*PROVISIONING_TASKS, *GPU_SCENARIOS.names(), *SPLITS)
-    if env_id == GPU_PLACEMENT_ENV_ID:
+    if env_id in (GPU_PLACEMENT_ENV_ID, GPU_JOB_SLOT_ENV_ID):
         return "scenario", (*GPU_SCENARIOS.names(), *SPLITS)
     return None, ()
 

@@ -11,7 +11,7 @@ import hdeeprm
 from tests.conftest import SHARED
 
 #: Environments whose defaults replay a public trace of ../shared (skipped without it).
-NEEDS_SHARED = {hdeeprm.GPU_PLACEMENT_ENV_ID}
+NEEDS_SHARED = {hdeeprm.GPU_PLACEMENT_ENV_ID, hdeeprm.GPU_JOB_SLOT_ENV_ID}
 
 
 @pytest.mark.parametrize("env_id", sorted(hdeeprm.ENV_ENTRY_POINTS))
