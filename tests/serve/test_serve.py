@@ -285,7 +285,7 @@ def test_a_placement_task_chosen_at_reset_keeps_the_servers_spaces():
                 action = int(np.flatnonzero(expected[-1]["action_mask"])[0])
                 expected, got = env.step(action), client.step(action)
                 assert expected[1:4] == got[1:4]
-            refused = r"max_nodes \d+ is below the largest scenario's 1213 nodes|cannot read openb node list"
+            refused = r"max_nodes \d+ is below the largest scenario's 1213 nodes|openb node list not found"
             with pytest.raises(RemoteEnvError, match=refused):   # the second without the shared traces
                 client.reset(options={"task": "test-openb"})
         finally:
