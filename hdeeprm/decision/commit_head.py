@@ -17,11 +17,15 @@ The action mask treats the strategy as one that may start jobs behind the first
 of an order (``head_only`` False): a pair is allowed when any queued job fits, even
 though the committed job may block it.
 
-RLScheduler's event loop differs from HDeepRM's batches in one case: a job
-arriving into an *empty* queue is taken alone (l. 770-787), so when several jobs
-arrive at the same instant into an empty queue they are tried in arrival order, not
-sorted. :mod:`hdeeprm.run.rlscheduler` replays their loop exactly; this strategy is
-the rule for HDeepRM's own engine and agents.
+Arrivals into an empty queue follow RLScheduler's event loop (l. 760-787): there, a
+job arriving into an empty queue is taken alone, before the jobs ending at the same
+instant release their nodes, so jobs arriving together into an empty queue are
+tried in arrival order, not sorted: each starts if it fits the cores free *before*
+that instant's releases, and the first that does not becomes the committed job
+(and starts at once if the releases make room). This strategy does the same
+(counting cores, not node memory), so that HDeepRM's engine with ``commit_head``
+starts every job when RLScheduler's loop does (a test checks it on SDSC-SP2);
+:mod:`hdeeprm.run.rlscheduler` replays their loop itself, backfilling included.
 """
 from __future__ import annotations
 
@@ -38,10 +42,25 @@ class CommitHead(StartStrategy):
 
     def bind(self, manager) -> None:
         """Start with no committed job."""
+        self.manager = manager
         self.committed: int | None = None
+        self._first: list[Job] = []     # arrivals into the empty queue that start first, in arrival order
+
+    def on_batch(self, now: float, submitted: Sequence[Job], ended: Sequence[tuple[Job, object]]) -> None:
+        """Jobs arriving into an empty queue: walk them in arrival order (module docstring)."""
+        queue = self.manager.queue
+        if self.committed is not None or len(queue) > len(submitted) or not submitted:
+            return
+        free = self.manager.resources.nb_free - sum(len(cores) for _, cores in ended)   # before the releases
+        for job in submitted:
+            if job.res > free:
+                self.committed = job.index
+                break
+            self._first.append(job)
+            free -= job.res
 
     def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
-        """The committed job if it fits, then the longest prefix of the rest that fits.
+        """The arrival-order jobs, the committed job if it fits, then the longest prefix of the rest that fits.
 
         Args:
             ordered: Queued jobs in the decision's order.
@@ -51,8 +70,18 @@ class CommitHead(StartStrategy):
             The started jobs, in start order.
         """
         started: list[Job] = []
-        rest = list(ordered)
-        if getattr(self, "committed", None) is not None:
+        queued = {j.index for j in ordered}
+        first, self._first = self._first, []
+        for job in first:
+            if job.index not in queued:
+                continue
+            if not place(job):
+                self.committed = job.index
+                break
+            started.append(job)
+        done = {j.index for j in started}
+        rest = [j for j in ordered if j.index not in done]
+        if self.committed is not None:
             head = next((j for j in rest if j.index == self.committed), None)
             if head is not None:
                 if not place(head):

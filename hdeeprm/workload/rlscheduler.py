@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hdeeprm.errors import OptionsError, WorkloadError
+from hdeeprm.workload.model import DELAY, Job, Profile, Workload
 from hdeeprm.workload.swf import SWFHeader, iter_swf_chunks
 
 #: Run time RLScheduler gives cancelled jobs (run time -1), seconds (``job.py`` l. 149).
@@ -252,3 +253,37 @@ def explicit_starts(starts: Sequence[int], nb_jobs: int, length: int) -> list[in
             raise OptionsError(f"window start {s} must be in [0, {nb_jobs - length}] for windows of {length} jobs "
                                f"among {nb_jobs} kept jobs")
     return out
+
+
+def window_workload(trace: RLSTrace, start: int, length: int, name: str = "w0") -> Workload:
+    """A window of RLScheduler's reading as an HDeepRM workload, for HDeepRM's engine.
+
+    Each job is a ``delay`` job of its run time (no walltime: RLScheduler never kills
+    one), ``res`` = its processors (one core per processor), ``requested_time`` = its
+    requested time (-1 kept), ``swf_id`` = its job number; submit times are shifted
+    so that the window's first job is at 0 s (add ``trace.submit[start]`` for the
+    trace's absolute times).
+
+    Args:
+        trace: The trace as RLScheduler reads it.
+        start: Index of the window's first job among the kept jobs.
+        length: Jobs in the window.
+        name: Workload name.
+
+    Returns:
+        The workload (``nb_res`` = the machine's ``max_procs``).
+
+    Raises:
+        OptionsError: a window outside the trace.
+    """
+    explicit_starts([start], len(trace), length)
+    window = slice(start, start + length)
+    t0 = float(trace.submit[start])
+    jobs = [Job(i, str(number), float(sub) - t0, int(n), -1.0, Profile(f"delay{i}", DELAY, delay=float(run)),
+                swf_id=int(number), requested_time=float(r))
+            for i, (number, sub, run, n, r) in enumerate(zip(trace.job_id[window].tolist(),
+                                                             trace.submit[window].tolist(),
+                                                             trace.run[window].tolist(),
+                                                             trace.procs[window].tolist(),
+                                                             trace.request[window].tolist(), strict=True))]
+    return Workload(jobs, name=name, nb_res=trace.max_procs, report=dict(trace.report), source=trace.path)

@@ -14,7 +14,7 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.run.rlscheduler import parse_rls_policies, replay, run_rlscheduler_evaluation
 from hdeeprm.workload.rlscheduler import read_rlscheduler_swf
 
-from tests.conftest import TRACES
+from tests.conftest import ROOT, TRACES
 
 KEYS = ("rls_fcfs", "rls_wfp3", "rls_unicep", "rls_sjf", "rls_f1")
 #: (trace file, batch_job_slice) -> backfilling -> (bounded slowdown per key, utilisation per key), as printed.
@@ -153,3 +153,35 @@ def test_too_few_jobs_for_their_window_draw(tiny, tmp_path, capsys):
     trace = tiny([(i, 10, 1, 1, 10) for i in range(20)])
     assert main(["--protocol", "rlscheduler", "-w", trace.path, "-p", "rls_f1", "-l", "10", "-o", str(tmp_path)]) == 2
     assert "20 jobs are too few for windows of 10 jobs" in capsys.readouterr().err
+
+
+def test_hdeeprm_engine_with_commit_head_starts_every_job_when_their_loop_does(shared):
+    """HDeepRM's engine (platforms/sdsc_sp2.json, 128 cores) with ``commit_head`` on their 10 SDSC-SP2 windows:
+    FCFS (``first``) and SJF (``shortest``, = their (r, s) key on a queue in submission order) start all 10,240
+    jobs at the replay's instants; ``head_of_line`` (re-sorting around a blocked head) does not for SJF."""
+    import numpy as np
+
+    from hdeeprm.decision.actions import action_index
+    from hdeeprm.decision.strategies import make_start_strategy
+    from hdeeprm.platform.loader import load_platform
+    from hdeeprm.run.episode import Episode
+    from hdeeprm.workload.rlscheduler import sample_starts, window_workload
+
+    path = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    trace = read_rlscheduler_swf(path)
+    hierarchy = load_platform(ROOT / "platforms" / "sdsc_sp2.json")
+    same = {}
+    for ordering, key, strategy in (("first", "rls_fcfs", "commit_head"), ("shortest", "rls_sjf", "commit_head"),
+                                    ("shortest", "rls_sjf", "head_of_line")):
+        same[ordering, strategy] = 0
+        for start in sample_starts(len(trace), 1024, 10, 1, 10000):
+            episode = Episode(hierarchy, window_workload(trace, start, 1024), actions=[action_index(ordering,
+                              "high_gflops")], record=False, strategy=make_start_strategy(strategy))
+            while episode.advance():
+                episode.apply(0)
+            starts = np.asarray(episode.engine.result().start_time) + trace.submit[start]
+            same[ordering, strategy] += int(np.count_nonzero(starts == replay(trace, start, 1024, key).starts))
+    assert same == {("first", "commit_head"): 10240, ("shortest", "commit_head"): 10240,
+                    ("shortest", "head_of_line"): 3027}
