@@ -223,3 +223,19 @@ def test_commit_head_keeps_the_blocked_head_until_it_starts():
     m.apply(0)
     assert [j for j, _ in started(sim)] == ["1", "2"]
     assert m.strategy.committed is None
+
+
+def test_commit_head_takes_arrivals_into_an_empty_queue_in_arrival_order():
+    # X (6 of 8 cores) ends at t = 10, when A (7 cores, 100 s) and then B (2 cores, 5 s) arrive into an empty
+    # queue. RLScheduler's loop takes A alone, before X's cores are released: A does not fit, becomes the
+    # committed head, and starts once X's cores are free; B (2 cores) then waits. Head of line sorts first
+    # (shortest: B, then A) and starts B, which blocks A.
+    for strategy, expected in (("head_of_line", ["2"]), ("commit_head", ["1"])):
+        sim, m = manager(strategy, "shortest-high_gflops")
+        x = job(0, 6, walltime=10.0)
+        m.on_batch(0.0, [x], [])
+        m.apply(0)
+        started(sim)
+        m.on_batch(10.0, [job(1, 7, walltime=100.0), job(2, 2, walltime=5.0)], [x])
+        m.apply(0)
+        assert [j for j, _ in started(sim)] == expected

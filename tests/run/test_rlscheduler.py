@@ -185,3 +185,22 @@ def test_hdeeprm_engine_with_commit_head_starts_every_job_when_their_loop_does(s
             same[ordering, strategy] += int(np.count_nonzero(starts == replay(trace, start, 1024, key).starts))
     assert same == {("first", "commit_head"): 10240, ("shortest", "commit_head"): 10240,
                     ("shortest", "head_of_line"): 3027}
+
+
+def test_window_draws_and_explicit_starts(tiny):
+    from hdeeprm.workload.rlscheduler import explicit_starts, gym_random_state, sample_starts, window_workload
+
+    # Their draw: one randint(length, limit - length - 1) per window from gym's SHA-512-seeded RandomState.
+    assert sample_starts(10000, 1024, 3, 1) == [1981, 2756, 4299]
+    # Their batch_job_slice: the first N jobs of a longer trace draw as a trace of N jobs.
+    assert sample_starts(59705, 1024, 3, 1, first_jobs=10000) == [1981, 2756, 4299]
+    with pytest.raises(OptionsError, match="the seed must be a non-negative integer, got -1"):
+        gym_random_state(-1)
+    with pytest.raises(OptionsError, match="the first 20000 jobs were asked for, the trace keeps 10000"):
+        sample_starts(10000, 1024, 3, 1, first_jobs=20000)
+    with pytest.raises(OptionsError, match=r"window start 9990 must be in \[0, 8976\]"):
+        explicit_starts([9990], 10000, 1024)
+    trace = tiny([(100, 10, 1, 1, 20), (130, -1, 2, 1, -1)])
+    workload = window_workload(trace, 0, 2)
+    assert [(j.subtime, j.res, j.profile.delay, j.requested_time, j.walltime) for j in workload.jobs] == [
+        (0.0, 1, 10.0, 20.0, -1.0), (30.0, 2, 10.0, -1.0, -1.0)]
