@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import time
 from pathlib import Path
 
@@ -46,7 +47,7 @@ from hdeeprm.run.episode import Episode
 from hdeeprm.workload.rlscheduler import gym_random_state, read_rlscheduler_swf, sample_starts, window_workload
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACE = ROOT.parent / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+TRACE = Path(os.environ.get("HDEEPRM_SHARED", ROOT.parent / "shared")) / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 PLATFORM = ROOT / "platforms" / "sdsc_sp2.json"
 SLOTS = 128
 TRAIN_LEN = 256          # their JOB_SEQUENCE_SIZE (HPCSimPickJobs.py l. 31)

@@ -42,10 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.decision.rlscheduler import RLS_KEYS, rls_keys
-from hdeeprm.workload.rlscheduler import RLSTrace
-
-#: τ of their bounded slowdown, seconds (``HPCSimPickJobs.py`` l. 797).
-RLS_BSLD_TAU = 10
+from hdeeprm.outputs.metrics import bounded_slowdown
+from hdeeprm.workload.rlscheduler import RLSTrace, explicit_starts
 
 
 @dataclass(frozen=True)
@@ -83,8 +81,6 @@ def replay(trace: RLSTrace, start: int, length: int, key: str, backfilling: bool
     Raises:
         OptionsError: an unknown key or a window outside the trace.
     """
-    from hdeeprm.workload.rlscheduler import explicit_starts
-
     explicit_starts([start], len(trace), length)
     window = slice(start, start + length)
     submit = trace.submit[window].tolist()
@@ -171,9 +167,8 @@ def replay(trace: RLSTrace, start: int, length: int, key: str, backfilling: bool
                     now = max(now, end)
                     free += nodes[running.pop(0)[2]]
     starts = np.asarray(begin, dtype=np.float64)
-    wait = starts - trace.submit[window]
-    runs = trace.run[window]
-    bsld = [max(1.0, (w + r) / max(r, RLS_BSLD_TAU)) for w, r in zip(wait.tolist(), runs.tolist(), strict=True)]
+    # HPCSimPickJobs.py l. 795-797: max(1, (wait + run) / max(run, 10)), HDeepRM's bounded slowdown with τ = 10 s
+    bsld = bounded_slowdown(starts - trace.submit[window] + trace.run[window], trace.run[window]).tolist()
     order = np.asarray(started, dtype=np.int64)
     mean_bsld = float(sum(bsld[j] / length for j in started))
     span = (now - submit[0]) * trace.max_procs
