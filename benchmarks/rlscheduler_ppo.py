@@ -21,8 +21,9 @@ What it does (one command, CPU)::
   (5 -> 32 -> 16 -> 8 -> 1) scores each slot from its features, so the policy is invariant to
   the order of the slots; empty slots are masked; the critic is an MLP on the mean and max of
   the slots' 8-wide embeddings. Clean single-file PPO (clipped objective, GAE lambda 0.97,
-  gamma 1, their hyper-parameters), reward = minus the window's mean bounded slowdown at the
-  end of the episode (their ``-rl_total``).
+  gamma 1, their clip and KL target), one terminal reward: the episode's mean bounded slowdown
+  relative to that of ``first`` + ``greedy`` on the same window, ``(b - x) / b`` (their
+  ``rwd2`` compares with the best heuristic; relative, since slowdowns span 1 to 10^4 across windows).
 * **Output**: training curve (``training.csv``: episodes, steps, mean train-episode bounded
   slowdown per update), the test bounded slowdown per window and its mean, beside the
   heuristics of the same engine and windows, and the CPU-minutes used.
@@ -75,7 +76,28 @@ class KernelPolicy(nn.Module):
         return logits, self.critic(torch.cat([mean, mx], -1)).squeeze(-1)
 
 
-def run_episode(env: JobSlotEnv, net: KernelPolicy, rng: np.random.Generator, greedy: bool, wait: bool):
+def numpy_forward(net: KernelPolicy):
+    """The network as NumPy functions of one observation (fast rollouts; the weights are copied)."""
+    lin = [m for m in net.embed if isinstance(m, nn.Linear)]
+    w = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in lin]
+    ws, bs = net.score.weight.detach().numpy().T.copy(), net.score.bias.detach().numpy().copy()
+    c = [m for m in net.critic if isinstance(m, nn.Linear)]
+    cw = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in c]
+
+    def forward(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, float]:
+        h = obs
+        for wi, bi in w:
+            h = np.maximum(h @ wi + bi, 0.0)
+        logits = np.where(mask, (h @ ws + bs)[:, 0], -1e9)
+        m = mask[:, None]
+        mean = (h * m).sum(0) / max(mask.sum(), 1)
+        mx = np.where(m, h, -1e9).max(0)
+        v = np.maximum(np.concatenate([mean, mx]) @ cw[0][0] + cw[0][1], 0.0) @ cw[1][0] + cw[1][1]
+        return logits, float(v[0])
+    return forward
+
+
+def run_episode(env: JobSlotEnv, forward, rng: np.random.Generator, greedy: bool, wait: bool):
     """One episode; returns (rows of (obs, mask, action, logp, value), bsld)."""
     obs, info = env.reset(seed=int(rng.integers(2**31 - 1)))
     rows: list = []
@@ -86,19 +108,28 @@ def run_episode(env: JobSlotEnv, net: KernelPolicy, rng: np.random.Generator, gr
             mask[:min(info["queue"], SLOTS)] = True
         else:        # JobSlot's mask: the jobs that fit now
             mask = info["action_mask"]
-        with torch.no_grad():
-            logits, value = net(torch.from_numpy(obs)[None], torch.from_numpy(mask)[None])
-            dist = torch.distributions.Categorical(logits=logits[0])
-            action = int(logits[0].argmax()) if greedy else int(dist.sample())
-            logp = float(dist.log_prob(torch.tensor(action)))
-        rows.append((obs, mask, action, logp, float(value[0])))
+        logits, value = forward(obs, mask)
+        z = logits - logits.max()
+        p = np.exp(z)
+        p /= p.sum()
+        action = int(np.argmax(logits)) if greedy else int(rng.choice(SLOTS, p=p))
+        rows.append((obs, mask, action, float(np.log(p[action] + 1e-30)), value))
         obs, _, done, truncated, info = env.step(action)
         done = done or truncated
     bsld = float(info["metrics"]["mean_bounded_slowdown"])
     return rows, bsld
 
 
-def ppo_update(net, opt, batch, clip=0.2, iters=40, target_kl=0.01):
+def baseline_bsld(hierarchy, workload) -> float:
+    """Mean bounded slowdown of ``first`` + ``greedy`` on a window (the reward's reference)."""
+    ep = Episode(hierarchy, workload, actions=[action_index("first", "high_gflops")], record=False,
+                 strategy=make_start_strategy("greedy"))
+    while ep.advance():
+        ep.apply(0)
+    return float(ep.metrics()["mean_bounded_slowdown"])
+
+
+def ppo_update(net, opt, batch, clip=0.2, iters=10, target_kl=0.01):
     """Clipped PPO on one batch (obs, mask, act, logp, adv, ret); policy and value trained jointly."""
     obs, mask, act, logp_old, adv, ret = batch
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -140,15 +171,20 @@ def main() -> int:
     curve = []
     wall0, cpu0 = time.time(), time.process_time()
     episodes = steps = 0
-    # Norm. of the terminal reward: bounded slowdowns span 1 to 10^4; their reward is -bsld, scaled here by 1/100.
+    # Terminal reward: (b - x) / b, x the episode's mean bounded slowdown and b that of first+greedy on the same
+    # window (their "rwd2" compares with the best heuristic; relative, as slowdowns span 1 to 10^4 across windows).
     while time.time() - wall0 < args.minutes * 60:
-        trajs, bslds = [], []
+        trajs, bslds, bases = [], [], []
+        forward = numpy_forward(net)
         for _ in range(args.episodes_per_update):
             start = int(draw.randint(TRAIN_LEN, FIRST_JOBS - TRAIN_LEN - 1))
-            env = JobSlotEnv(platform=hierarchy, workload=window_workload(trace, start, TRAIN_LEN), nb_slots=SLOTS)
-            rows, bsld = run_episode(env, net, rng, greedy=False, wait=args.wait)
-            trajs.append((rows, -bsld / 100.0))
+            workload = window_workload(trace, start, TRAIN_LEN)
+            env = JobSlotEnv(platform=hierarchy, workload=workload, nb_slots=SLOTS)
+            rows, bsld = run_episode(env, forward, rng, greedy=False, wait=args.wait)
+            base = baseline_bsld(hierarchy, workload)
+            trajs.append((rows, (base - bsld) / max(base, 1.0)))
             bslds.append(bsld)
+            bases.append(base)
         obs, mask, act, logp, adv, ret = [], [], [], [], [], []
         for rows, reward in trajs:
             values = np.array([r[4] for r in rows] + [0.0])
@@ -176,9 +212,11 @@ def main() -> int:
         steps += len(obs)
         curve.append({"update": len(curve), "episodes": episodes, "steps": steps,
                       "train_mean_bounded_slowdown": float(np.mean(bslds)),
+                      "train_first_greedy_bounded_slowdown": float(np.mean(bases)),
                       "wall_s": round(time.time() - wall0, 1)})
         print(f"update {len(curve):3d}  episodes {episodes:5d}  steps {steps:7d}  "
-              f"train bsld {np.mean(bslds):9.2f}  {time.time() - wall0:6.0f} s", flush=True)
+              f"train bsld {np.mean(bslds):9.2f} (first+greedy {np.mean(bases):9.2f})  {time.time() - wall0:6.0f} s",
+              flush=True)
     train_cpu = (time.process_time() - cpu0) / 60
     with open(out / "training.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(curve[0]))
@@ -187,9 +225,10 @@ def main() -> int:
     torch.save(net.state_dict(), out / "model.pt")
     starts = sample_starts(len(trace), 1024, 10, 1, FIRST_JOBS)
     agent = []
+    forward = numpy_forward(net)
     for s in starts:
         env = JobSlotEnv(platform=hierarchy, workload=window_workload(trace, s, 1024), nb_slots=SLOTS)
-        agent.append(run_episode(env, net, rng, greedy=True, wait=args.wait)[1])
+        agent.append(run_episode(env, forward, rng, greedy=True, wait=args.wait)[1])
     print(f"\nseed {args.seed}: {episodes} training episodes of {TRAIN_LEN} jobs, {steps} decisions, "
           f"{train_cpu:.1f} CPU-minutes of training ({time.time() - wall0:.0f} s wall with the test)")
     print(f"test: RLScheduler's 10 SDSC-SP2 windows of 1024 jobs (starts {', '.join(map(str, starts))})")
