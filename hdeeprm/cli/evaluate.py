@@ -105,9 +105,13 @@ def _check_rlscheduler(parser: argparse.ArgumentParser, args: argparse.Namespace
         parser.error("--protocol rlscheduler needs the trace: -w TRACE (or an options file naming it)")
     if not args.policies:
         parser.error("give RLScheduler heuristics with -p (e.g. -p all, or -p rls_f1 rls_f1+backfilling)")
-    if args.train or args.platform or args.start_strategy:
-        parser.error("--train, -P and -s go with the hdeeprm protocol (RLScheduler's machine is the trace's "
-                     "MaxNodes header, its scheduler commits to the head)")
+    from hdeeprm.run.evaluate import DEFAULT_SPLIT, DEFAULT_TEST_FRACTION
+
+    if (args.train or args.platform or args.start_strategy or args.inmodel or args.outmodel or args.train_episodes
+            or args.on != DEFAULT_SPLIT or args.test_fraction != DEFAULT_TEST_FRACTION or args.jobs != 1):
+        parser.error("-P, -s, --on, --test-fraction, -j and the training options go with the hdeeprm protocol "
+                     "(RLScheduler's machine is the trace's MaxNodes header, its scheduler commits to the head, "
+                     "it has no train/test split)")
     if args.first_jobs < 0:
         parser.error(f"--first-jobs must be >= 0, got {args.first_jobs}")
     if args.window_starts:

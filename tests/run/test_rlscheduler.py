@@ -123,7 +123,9 @@ def test_the_command_line(shared, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["-p", "rls_f1", "-P", "x.json"], "--train, -P and -s go with the hdeeprm protocol"),
+    (["-p", "rls_f1", "-P", "x.json"], "-P, -s, --on, --test-fraction, -j and the training options go with the "
+                                       "hdeeprm protocol"),
+    (["-p", "rls_f1", "--on", "all"], "it has no train/test split"),
     (["-p", "rls_f1", "--window-starts", "1,a"], "--window-starts must be comma-separated integers, got '1,a'"),
     (["-p", "rls_f1", "--first-jobs", "-1"], "--first-jobs must be >= 0, got -1"),
 ])
