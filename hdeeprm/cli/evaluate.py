@@ -6,10 +6,14 @@ Usage::
                      [-n WINDOWS] [-l JOBS] [--test-fraction F] [--on test|train|all]
                      [-s START_STRATEGY] [--seed S] [-j PROCESSES] [-o OUTDIR] [-q]
                      [--train agent.py --train-episodes K [-im in.pt] [-om out.pt]]
+    hdeeprm-evaluate --protocol rlscheduler -w TRACE -p all|KEY[,KEY][+backfilling] ...
+                     [-n WINDOWS] [-l JOBS] [--seed S] [--first-jobs N | --window-starts I,J,...]
 
 ``POLICY`` is ``ordering-core_selection[+start_strategy]`` (comma lists give
 every combination: ``first,shortest-high_gflops+head_of_line,easy_backfilling``)
 or ``agent.py[:model.pt][+start_strategy]``. See :mod:`hdeeprm.run.evaluate`.
+``--protocol rlscheduler`` replays RLScheduler's evaluation instead (its trace
+reading, window draw, scheduler and heuristics; :mod:`hdeeprm.run.rlscheduler`).
 """
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ import sys
 from hdeeprm.cli import command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-evaluation"
+#: Evaluation protocols: HDeepRM's own (the default) and RLScheduler's.
+PROTOCOLS: tuple[str, ...] = ("hdeeprm", "rlscheduler")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-im", "--inmodel", help="checkpoint the training starts from (with --train)")
     p.add_argument("-om", "--outmodel", help="checkpoint the training writes (default OUTDIR/model.pt)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--protocol", choices=PROTOCOLS, default=PROTOCOLS[0],
+                   help="hdeeprm (default): HDeepRM's conversion, disjoint windows and engine; rlscheduler: "
+                        "RLScheduler's (SC'20) trace reading, window draw, scheduler and heuristics, to compare "
+                        "with its published table (policies: all, or rls_fcfs, rls_wfp3, rls_unicep, rls_sjf, "
+                        "rls_f1, comma lists, optional +backfilling; -n, -l and --seed default to 10, 1024, 1)")
+    p.add_argument("--first-jobs", type=int, default=0, metavar="N",
+                   help="rlscheduler protocol: draw windows from the first N kept jobs (their batch_job_slice; "
+                        "0 = all; their table uses 10000 for SDSC-SP2)")
+    p.add_argument("--window-starts", metavar="I,J,...",
+                   help="rlscheduler protocol: explicit window starts (0-based kept-job indices) instead of the draw")
     return p
 
 
@@ -65,6 +81,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and cross-check the command line."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.protocol == "rlscheduler":
+        _check_rlscheduler(parser, args)
+        return args
+    if args.first_jobs or args.window_starts:
+        parser.error("--first-jobs and --window-starts go with --protocol rlscheduler")
     if not args.options and not (args.workload and args.platform):
         parser.error("give an options file, or both -w TRACE and -P PLATFORM")
     if not args.policies and not args.train:
@@ -76,6 +97,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.jobs < 1:
         parser.error(f"-j must be >= 1, got {args.jobs}")
     return args
+
+
+def _check_rlscheduler(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Cross-check the options of ``--protocol rlscheduler``."""
+    if not args.workload and not args.options:
+        parser.error("--protocol rlscheduler needs the trace: -w TRACE (or an options file naming it)")
+    if not args.policies:
+        parser.error("give RLScheduler heuristics with -p (e.g. -p all, or -p rls_f1 rls_f1+backfilling)")
+    from hdeeprm.run.evaluate import DEFAULT_SPLIT, DEFAULT_TEST_FRACTION
+
+    if (args.train or args.platform or args.start_strategy or args.inmodel or args.outmodel or args.train_episodes
+            or args.on != DEFAULT_SPLIT or args.test_fraction != DEFAULT_TEST_FRACTION or args.jobs != 1):
+        parser.error("-P, -s, --on, --test-fraction, -j and the training options go with the hdeeprm protocol "
+                     "(RLScheduler's machine is the trace's MaxNodes header, its scheduler commits to the head, "
+                     "it has no train/test split)")
+    if args.first_jobs < 0:
+        parser.error(f"--first-jobs must be >= 0, got {args.first_jobs}")
+    if args.window_starts:
+        try:
+            args.window_starts = [int(x) for x in args.window_starts.split(",")]
+        except ValueError:
+            parser.error(f"--window-starts must be comma-separated integers, got '{args.window_starts}'")
+        if args.first_jobs:
+            parser.error("give --first-jobs or --window-starts, not both")
 
 
 def _options(args: argparse.Namespace):
@@ -108,7 +153,30 @@ def main(argv: list[str] | None = None) -> int:
     return guarded("hdeeprm-evaluate", lambda: _run(args))
 
 
+def _run_rlscheduler(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hdeeprm.run.rlscheduler import RLS_SEED, format_rls_table, run_rlscheduler_evaluation
+
+    if args.workload:
+        trace = str(Path(args.workload).resolve())
+    else:
+        from hdeeprm.config.options import load_options
+
+        trace = load_options(args.options).workload_file_path
+    result = run_rlscheduler_evaluation(trace, args.policies, nb_windows=args.windows, length=args.length,
+                                        seed=RLS_SEED if args.seed is None else args.seed,
+                                        first_jobs=args.first_jobs, starts=args.window_starts, outdir=args.outdir)
+    print(f"RLScheduler protocol: {len(result.starts)} windows of {result.length} jobs of {trace} "
+          f"(starts {', '.join(map(str, result.starts))}); mean over the windows")
+    print(format_rls_table(result.summary))
+    print(f"outputs in {args.outdir}")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.protocol == "rlscheduler":
+        return _run_rlscheduler(args)
     from hdeeprm.outputs.evaluation import format_table
     from hdeeprm.run.evaluate import describe_windows, run_evaluation
 

@@ -20,6 +20,9 @@ name                           what a decision starts
                                Feitelson, "Utilization, predictability, workloads, and user
                                runtime estimates in scheduling the IBM SP2 with backfilling",
                                IEEE TPDS 12(6), 2001); a job starts now if its reservation is now
+``commit_head``                jobs in order until the first that does not fit, which stays the
+                               head, whatever arrives, until it starts (RLScheduler's scheduler,
+                               Zhang et al. SC'20; :mod:`hdeeprm.decision.commit_head`)
 =============================  ================================================================
 
 The base class and the strategies without reservation live in
@@ -30,11 +33,12 @@ the same names (:class:`~hdeeprm.decision.gpu_manager.GpuManager`).
 from __future__ import annotations
 
 from hdeeprm.decision.backfilling import ConservativeBackfilling, EasyBackfilling
+from hdeeprm.decision.commit_head import CommitHead
 from hdeeprm.decision.start_strategy import Greedy, HeadOfLine, StartStrategy
 from hdeeprm.registry import Registry
 
 __all__ = ["START_STRATEGIES", "DEFAULT_START_STRATEGY", "make_start_strategy", "StartStrategy", "HeadOfLine",
-           "Greedy", "EasyBackfilling", "ConservativeBackfilling"]
+           "Greedy", "EasyBackfilling", "ConservativeBackfilling", "CommitHead"]
 
 
 #: The start strategies by name; ``head_of_line`` is the default.
@@ -43,6 +47,7 @@ START_STRATEGIES.register(HeadOfLine.name, HeadOfLine)
 START_STRATEGIES.register(EasyBackfilling.name, EasyBackfilling)
 START_STRATEGIES.register(ConservativeBackfilling.name, ConservativeBackfilling)
 START_STRATEGIES.register(Greedy.name, Greedy)
+START_STRATEGIES.register(CommitHead.name, CommitHead)
 #: The strategy used when none is named (the original HDeepRM's).
 DEFAULT_START_STRATEGY = HeadOfLine.name
 

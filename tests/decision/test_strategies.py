@@ -29,7 +29,8 @@ def started(sim):
 
 
 def test_the_registry():
-    assert START_STRATEGIES.names() == ("head_of_line", "easy_backfilling", "conservative_backfilling", "greedy")
+    assert START_STRATEGIES.names() == ("head_of_line", "easy_backfilling", "conservative_backfilling", "greedy",
+                                       "commit_head")
 
 
 def scenario_easy(strategy):
@@ -200,3 +201,41 @@ def test_a_job_past_its_estimate_is_expected_to_end_right_away(strategy):
     m.on_batch(20.0, [job(1, 7, walltime=10.0), job(2, 2, walltime=100.0), job(3, 2, walltime=0.0)], [])
     m.apply(0)
     assert started(sim) == [("3", (6, 7))]
+
+
+def test_commit_head_keeps_the_blocked_head_until_it_starts():
+    # A (6 of 8 cores, 10 s) runs; at t = 1 B (4 cores) blocks. At t = 2 C (1 core) arrives, shorter than B.
+    # Head of line re-sorts (shortest first) and starts C; commit_head stays committed to B and starts nothing.
+    for strategy, expected in (("head_of_line", [("2", (6,))]), ("commit_head", [])):
+        sim, m = manager(strategy, "shortest-high_gflops")
+        a, b, c = job(0, 6, walltime=10.0), job(1, 4, walltime=50.0), job(2, 1, walltime=5.0)
+        m.on_batch(0.0, [a], [])
+        m.apply(0)
+        started(sim)
+        m.on_batch(1.0, [b], [])
+        m.apply(0)
+        assert started(sim) == []
+        m.on_batch(2.0, [c], [])
+        m.apply(0)
+        assert started(sim) == expected
+    # When A ends, the committed B starts first, then the order resumes with C.
+    m.on_batch(10.0, [], [a])
+    m.apply(0)
+    assert [j for j, _ in started(sim)] == ["1", "2"]
+    assert m.strategy.committed is None
+
+
+def test_commit_head_takes_arrivals_into_an_empty_queue_in_arrival_order():
+    # X (6 of 8 cores) ends at t = 10, when A (7 cores, 100 s) and then B (2 cores, 5 s) arrive into an empty
+    # queue. RLScheduler's loop takes A alone, before X's cores are released: A does not fit, becomes the
+    # committed head, and starts once X's cores are free; B (2 cores) then waits. Head of line sorts first
+    # (shortest: B, then A) and starts B, which blocks A.
+    for strategy, expected in (("head_of_line", ["2"]), ("commit_head", ["1"])):
+        sim, m = manager(strategy, "shortest-high_gflops")
+        x = job(0, 6, walltime=10.0)
+        m.on_batch(0.0, [x], [])
+        m.apply(0)
+        started(sim)
+        m.on_batch(10.0, [job(1, 7, walltime=100.0), job(2, 2, walltime=5.0)], [x])
+        m.apply(0)
+        assert [j for j, _ in started(sim)] == expected
