@@ -113,9 +113,9 @@ def replay(trace: RLSTrace, start: int, length: int, key: str, backfilling: bool
         seq += 1
 
     def event() -> None:
-        """One event: the next arrival if not after the next end, else that end (l. 745-757)."""
+        """One event: the next arrival if not after the next end (or nothing runs), else that end (l. 745-757)."""
         nonlocal now, nxt, free
-        end = running[0][0]
+        end = running[0][0] if running else math.inf
         if nxt < length and submit[nxt] <= end:
             now = max(now, submit[nxt])
             heapq.heappush(queue, (*keys[nxt], nxt))
@@ -157,15 +157,7 @@ def replay(trace: RLSTrace, start: int, length: int, key: str, backfilling: bool
             if nxt >= length:
                 break
             while not queue:                  # l. 770-787: one arrival into the empty queue
-                end = running[0][0] if running else math.inf
-                if submit[nxt] <= end:
-                    now = max(now, submit[nxt])
-                    heapq.heappush(queue, (*keys[nxt], nxt))
-                    queued[nxt] = True
-                    nxt += 1
-                else:
-                    now = max(now, end)
-                    free += nodes[running.pop(0)[2]]
+                event()
     starts = np.asarray(begin, dtype=np.float64)
     # HPCSimPickJobs.py l. 795-797: max(1, (wait + run) / max(run, 10)), HDeepRM's bounded slowdown with τ = 10 s
     bsld = bounded_slowdown(starts - trace.submit[window] + trace.run[window], trace.run[window]).tolist()
