@@ -83,9 +83,8 @@ def classic_metrics(scenario: str, placement: str, ordering: str) -> dict[str, f
     """Episode metrics of the plain replay with one placement policy and ordering."""
     s = scenarios([scenario])[0]
     replay = GpuReplay(s.cluster(), s.jobs(), GpuRunConfig(placement=placement, ordering=ordering))
-    while replay.advance():
-        replay.schedule()
-        replay.record()
+    while replay.step():
+        pass
     return episode_metrics(replay)
 
 

@@ -184,9 +184,7 @@ class GpuProvisioningEnv(gymnasium.Env):
         self.done = False
         self._late_area = 0.0
         self._arrivals = 0
-        self.replay.advance()
-        self.replay.schedule()
-        self.replay.record()
+        self.replay.step()
         self.t_next = self.replay.now + self.step_seconds
         return self._observe(), self._info()
 
@@ -220,8 +218,7 @@ class GpuProvisioningEnv(gymnasium.Env):
             allocated = replay.cluster.gpu_count[candidates] * 1000 - state.total_left[candidates]
             state.active[candidates[::-1][np.argmin(allocated[::-1])]] = False
         if ACTIONS[action] == "scale_up":   # new capacity takes waiting jobs at once
-            replay.schedule()
-            replay.record()
+            replay.decide()
         cost = late = 0.0
         crossed = 0
         end = self.t_next
@@ -235,10 +232,8 @@ class GpuProvisioningEnv(gymnasium.Env):
                 replay.wait_until(end)
                 break
             before = replay.next_job
-            replay.advance()
+            replay.step()
             self._arrivals += replay.next_job - before
-            replay.schedule()
-            replay.record()
             if not replay.events_left and not replay.manager.queue:
                 break
         self.spent += cost

@@ -201,6 +201,22 @@ class GpuReplay:
             started(job, placed, now)
         self.running += len(decided)
 
+    def decide(self) -> None:
+        """Take the manager's decision at this instant and record the instant (:meth:`schedule`, :meth:`record`)."""
+        self.schedule()
+        self.record()
+
+    def step(self) -> bool:
+        """One instant of the plain replay: :meth:`advance`, then :meth:`decide`.
+
+        Returns:
+            False (and nothing changes) when no event is left.
+        """
+        if not self.advance():
+            return False
+        self.decide()
+        return True
+
     def fragmented(self) -> float:
         """ATC'23 fragmented GPU share of the cluster now, thousandths of a GPU (0 without jobs)."""
         if self.typical is None:
@@ -243,9 +259,8 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
         OptionsError: Unknown policy, ordering, type or precision; a slowdown factor below 1.
     """
     replay = GpuReplay(cluster, jobs, config)
-    while replay.advance():
-        replay.schedule()
-        replay.record()
+    while replay.step():
+        pass
     if replay.manager.queue:   # cannot happen: a queued job fits the empty cluster, and the cluster empties
         raise AssertionError(f"jobs left in the queue: {replay.manager.queue[:5]}")
     return replay.result()
