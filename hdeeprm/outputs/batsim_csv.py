@@ -115,10 +115,29 @@ def job_row(job: Job, name: str, state: JobState, start: float, finish: float,
         energy: Energy of its hosts (J), NaN without energy.
         reason: Rejection reason (rejected jobs only).
     """
-    sub = job.subtime
+    return format_job_row(job.id, name, job.profile.name, job.subtime, job.res, job.walltime, state, start, finish,
+                          None if allocation is None else interval_set(allocation), energy, reason)
+
+
+def format_job_row(job_id: str, name: str, profile: str, sub: float, res: int, walltime: float, state: JobState,
+                   start: float, finish: float, allocation: str | None, energy: float, reason: str = "") -> str:
+    """One row of ``out_jobs.csv`` from its fields: the one writer of Batsim's job rows (CPU and GPU runs).
+
+    Args:
+        job_id, name, profile: The job's id, workload name and profile name.
+        sub: Submission time (s).
+        res: Requested resources (cores; GPUs in a GPU run).
+        walltime: Requested time (s), -1 for none.
+        state: Its final state.
+        start: Starting time (s; ignored for a rejected job).
+        finish: Finish time (s; the rejection time for a rejected job).
+        allocation: Its resources as an interval set (None for a rejected job).
+        energy: Its energy (J), NaN without energy.
+        reason: Rejection reason (rejected jobs only).
+    """
     if state is JobState.REJECTED:
         t = finish
-        return (f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},0,"
+        return (f"{job_id},{name},{profile},{sub:f},{res},{walltime:f},0,"
                 f"REJECTED,{-1.0:f},{0.0:f},{t:f},{t - sub:f},{t - sub:f},{-1.0:f},,"
                 f"{-1.0:f},{_csv_quote(reason)}")
     run = finish - start
@@ -127,9 +146,9 @@ def job_row(job: Job, name: str, state: JobState, start: float, finish: float,
     if energy != energy:
         energy = -1.0
     success = 1 if state is JobState.COMPLETED_SUCCESSFULLY else 0
-    return (f"{job.id},{name},{job.profile.name},{sub:f},{job.res},{job.walltime:f},"
+    return (f"{job_id},{name},{profile},{sub:f},{res},{walltime:f},"
             f"{success},{state.value},{start:f},{run:f},{finish:f},{start - sub:f},{turnaround:f},"
-            f"{stretch:f},{interval_set(allocation)},{energy:f},\"\"")
+            f"{stretch:f},{allocation},{energy:f},\"\"")
 
 
 def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:

@@ -26,9 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.outputs.batsim_csv import BATSIM_FORMAT_VERSION, JOBS_HEADER, SCHEDULE_COLUMNS, interval_set
+from hdeeprm.outputs.batsim_csv import (BATSIM_FORMAT_VERSION, JOBS_HEADER, SCHEDULE_COLUMNS, format_job_row,
+                                        interval_set)
 from hdeeprm.outputs.metrics import bounded_slowdown, slowdown
 from hdeeprm.simulation.results import GpuRunResult
+from hdeeprm.workload.model import JobState
 
 #: Extra columns of a GPU run's ``out_jobs.csv`` after Batsim's.
 GPU_JOB_COLUMNS = ("allocated_gpus", "gpu_milli")
@@ -98,21 +100,16 @@ def write_gpu_jobs_csv(path: str | Path, result: GpuRunResult) -> None:
     lines = [JOBS_HEADER + "," + ",".join(GPU_JOB_COLUMNS)]
     name = jobs.name
     for i in result.completion_order:
-        sub = float(jobs.submit[i])
-        res = int(jobs.num_gpu[i])
-        milli = int(jobs.gpu_milli[i])
+        sub, res, milli = float(jobs.submit[i]), int(jobs.num_gpu[i]), int(jobs.gpu_milli[i])
         if result.rejected[i]:
-            t = float(result.finish[i])
-            reason = result.reasons[i].replace('"', '""')
-            lines.append(f"{jobs.ids[i]},{name},gpu,{sub:f},{res},{-1.0:f},0,REJECTED,{-1.0:f},{0.0:f},{t:f},"
-                         f"{t - sub:f},{t - sub:f},{-1.0:f},,{-1.0:f},\"{reason}\",,{milli}")
+            row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.REJECTED, -1.0,
+                                 float(result.finish[i]), None, -1.0, result.reasons[i])
+            lines.append(f"{row},,{milli}")
             continue
-        s, f = float(result.start[i]), float(result.finish[i])
-        stretch = float(slowdown(np.array([f - sub]), np.array([f - s]))[0])
-        nodes = interval_set(p.node for p in result.placements[i])
-        lines.append(f"{jobs.ids[i]},{name},gpu,{sub:f},{res},{-1.0:f},1,COMPLETED_SUCCESSFULLY,{s:f},{f - s:f},"
-                     f"{f:f},{s - sub:f},{f - sub:f},{stretch:f},{nodes},{float(result.job_energy[i]):f},\"\","
-                     f"{interval_set(result.gpu_ids(i))},{milli}")
+        row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.COMPLETED_SUCCESSFULLY,
+                             float(result.start[i]), float(result.finish[i]),
+                             interval_set(p.node for p in result.placements[i]), float(result.job_energy[i]))
+        lines.append(f"{row},{interval_set(result.gpu_ids(i))},{milli}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
