@@ -28,6 +28,21 @@ the Gymnasium environments of :data:`ENV_ENTRY_POINTS` (``"hdeeprm/HDeepRM-v0"``
 by their string entry points:
 at once when Gymnasium is already loaded, else right after Gymnasium is first
 imported (so ``hdeeprm-launch`` does not pay for importing Gymnasium).
+
+The other modules:
+
+* :mod:`~hdeeprm.arguments`: Checks of keyword and command-line arguments, written once: the Gymnasium
+  environments' and others.
+* :mod:`~hdeeprm.files`: Writing files so that an interrupted write never leaves a truncated file behind.
+* :mod:`~hdeeprm.jsontext`: Strict JSON decoding for the JSON inputs (options, platforms, type libraries,
+  Batsim workloads).
+* :mod:`~hdeeprm.reading`: The reading rules every text input of HDeepRM follows, written once.
+* :mod:`~hdeeprm.registry`: Registries of names: one place per kind of named thing, with closest-match
+  suggestions.
+* :mod:`~hdeeprm.cli`: HDeepRM's console scripts, one module each.
+* :mod:`~hdeeprm.outputs`: Outputs: the field's metrics (defined once), Batsim-format writers and plots.
+* :mod:`~hdeeprm.serve`: HDeepRM's environments over the network, the OpenEnv way (``pip install -e
+  ".[serve]"``).
 """
 from __future__ import annotations
 

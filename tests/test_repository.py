@@ -53,3 +53,18 @@ def test_the_front_door_and_the_docs_are_valid_restructuredtext():
                                       settings_overrides={"warning_stream": stream, "report_level": 2,
                                                           "halt_level": 5})
         assert stream.getvalue() == "", doc.name
+
+
+def test_every_folder_guide_names_its_modules():
+    """Each package's ``__init__`` docstring (its folder guide) names every module and sub-package beside it."""
+    import ast
+
+    missing = {}
+    for init in sorted((ROOT / "hdeeprm").rglob("__init__.py")):
+        guide = ast.get_docstring(ast.parse(init.read_text())) or ""
+        names = [p.stem for p in init.parent.glob("*.py") if p.stem != "__init__"]
+        names += [p.name for p in init.parent.iterdir() if (p / "__init__.py").is_file()]
+        absent = sorted(name for name in names if name not in guide)
+        if absent:
+            missing[str(init.relative_to(ROOT))] = absent
+    assert missing == {}

@@ -6,6 +6,11 @@
   (:mod:`hdeeprm.agents.learning`, the original HDeepRM's, with PyTorch):
   imported on first use so that classic runs never import torch;
 * :mod:`hdeeprm.agents.checkpoint`: the model file format of ``-im`` / ``-om``.
+
+The other modules:
+
+* :mod:`~hdeeprm.agents.off_policy`: Off-policy learning agents: a replay buffer of transitions and several
+  updates per episode.
 """
 from __future__ import annotations
 

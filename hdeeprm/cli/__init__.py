@@ -5,6 +5,25 @@ included, ends with ``prog: interrupted`` and exit 130) and runs its work throug
 (errors become one line and an exit code). Importing this package also makes an interrupt that
 no ``main`` could catch (while the interpreter imports a command, or after ``main`` returned) end
 with ``interrupted`` instead of a traceback (:func:`_interrupt_hook`).
+
+The other modules:
+
+* :mod:`~hdeeprm.cli.batsim`: ``hdeeprm-batsim``: the embedded engine behind Batsim's command line and
+  protocol.
+* :mod:`~hdeeprm.cli.check`: ``hdeeprm-check options.json [-cw workload.json]`` or ``hdeeprm-check OUTDIR``:
+  check before (or after) a run.
+* :mod:`~hdeeprm.cli.evaluate`: ``hdeeprm-evaluate``: compare policies (and trained agents) on windows of a
+  real trace.
+* :mod:`~hdeeprm.cli.gpu`: ``hdeeprm-gpu``: GPU types, GPU clusters and the ATC'23 placement experiment.
+* :mod:`~hdeeprm.cli.launch`: ``hdeeprm-launch``: run a workload on a platform with an agent.
+* :mod:`~hdeeprm.cli.platform`: ``hdeeprm-platform``: inspect an HDeepRM platform and export it to SimGrid
+  XML.
+* :mod:`~hdeeprm.cli.serve`: ``hdeeprm-serve``: serve a registered HDeepRM environment over HTTP and WebSocket
+  (OpenEnv, uvicorn).
+* :mod:`~hdeeprm.cli.sweep`: ``hdeeprm-sweep``: a grid of ``hdeeprm-launch`` runs, one summary table.
+* :mod:`~hdeeprm.cli.visual`: ``hdeeprm-visual``: plot an ``hdeeprm-launch`` output folder into PNG files.
+* :mod:`~hdeeprm.cli.workload`: ``hdeeprm-workload``: convert SWF traces, show workload statistics, generate
+  traces.
 """
 from __future__ import annotations
 

@@ -7,4 +7,26 @@
 :mod:`~hdeeprm.decision.strategies`) into Batsim commands, while
 :mod:`~hdeeprm.decision.contention` keeps memory, bandwidth and pstates.
 Observations and rewards read a :class:`~hdeeprm.decision.view.StateView`.
+
+The other modules:
+
+* :mod:`~hdeeprm.decision.backfilling`: Backfilling start strategies: EASY (Lifka 1995) and conservative
+  (Mu'alem and Feitelson 2001).
+* :mod:`~hdeeprm.decision.commit_head`: The ``commit_head`` start strategy: RLScheduler's commitment to the
+  head of the sorted queue.
+* :mod:`~hdeeprm.decision.fragmentation`: GPU fragmentation (Weng et al., ATC'23): the model the placement
+  policies score with and the runs report.
+* :mod:`~hdeeprm.decision.free_spaces`: Free spaces: the "rectangle" bookkeeping of PyBatsim 3.2.1's
+  ``easyBackfill`` scheduler.
+* :mod:`~hdeeprm.decision.gpu_binding`: Jobs that ask for cores and GPUs together: filter, score, bind (the
+  GPU side of the workload manager).
+* :mod:`~hdeeprm.decision.gpu_manager`: The GPU workload manager of a timed replay: queue, job orderings,
+  placement, rejection.
+* :mod:`~hdeeprm.decision.gpu_placement`: Node selection for GPU pods: the placement state and the policies of
+  :data:`GPU_PLACEMENTS`.
+* :mod:`~hdeeprm.decision.observation`: Observations of the workload manager's state (HDeepRM's definitions;
+  ``docs/model.rst``, "Observations").
+* :mod:`~hdeeprm.decision.rlscheduler`: RLScheduler's job priority keys, as its code computes them.
+* :mod:`~hdeeprm.decision.start_strategy`: The start strategy interface, and the strategies that reserve
+  nothing (head of line, greedy).
 """

@@ -8,4 +8,11 @@ from a :class:`~hdeeprm.decision.view.StateView`. On GPU clusters,
 :mod:`~hdeeprm.env.gpu_placement` (``"hdeeprm/GpuPlacement-v0"``, selective placement) and
 :mod:`~hdeeprm.env.gpu_provisioning` (``"hdeeprm/GpuProvisioning-v1"`` and ``-v0``, scaling under a budget)
 drive the timed GPU replay, on the scenarios of :mod:`~hdeeprm.env.gpu_scenarios`.
+
+The other modules:
+
+* :mod:`~hdeeprm.env.gpu_job_slot`: GPU job slots: the agent picks which queued GPU job starts next; a
+  placement policy places it.
+* :mod:`~hdeeprm.env.job_slot`: A job-slot Gymnasium environment: the agent picks which queued job starts
+  next.
 """

@@ -6,4 +6,21 @@ manager; :mod:`~hdeeprm.run.launch` is ``hdeeprm-launch`` as a library;
 :mod:`~hdeeprm.run.batsim` runs the same decision system against a real
 Batsim; :mod:`~hdeeprm.run.check` is ``hdeeprm-check``; :mod:`~hdeeprm.run.evaluate`
 is ``hdeeprm-evaluate`` (policies compared on windows of a trace).
+
+The other modules:
+
+* :mod:`~hdeeprm.run.gpu_launch`: What ``hdeeprm-launch`` does for an options file with a ``gpu`` block: a
+  timed GPU replay.
+* :mod:`~hdeeprm.run.gpu_replay`: The timed GPU replay: jobs arrive, queue, are placed on a GpuCluster, run
+  and release their GPUs.
+* :mod:`~hdeeprm.run.lifecycle`: The life cycle of a run's output folder, shared by every kind of run (CPU,
+  GPU, evaluation, sweep).
+* :mod:`~hdeeprm.run.placement`: Placement-only GPU experiments: the ATC'23 protocol (Weng et al., Fig. 9(a))
+  on a :class:`GpuCluster`.
+* :mod:`~hdeeprm.run.pool`: Worker processes for ``hdeeprm-evaluate -j`` and ``hdeeprm-sweep -j``, stopped
+  cleanly by Ctrl-C.
+* :mod:`~hdeeprm.run.rlscheduler`: RLScheduler's evaluation protocol: its replay of a window, its metrics, its
+  table.
+* :mod:`~hdeeprm.run.sweep`: What ``hdeeprm-sweep`` does, as a library: a grid of ``hdeeprm-launch`` runs and
+  one summary table.
 """

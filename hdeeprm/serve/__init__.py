@@ -7,6 +7,11 @@
 
 See ``docs/serve.rst``. The names load on first use (PEP 562), so importing this package needs neither
 ``openenv-core`` nor uvicorn.
+
+The other modules:
+
+* :mod:`~hdeeprm.serve.sessions`: Sessions of ``hdeeprm-serve``: one Gymnasium environment and episode per
+  client, behind OpenEnv's interfaces.
 """
 from __future__ import annotations
 

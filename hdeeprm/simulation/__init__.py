@@ -5,4 +5,17 @@
 :mod:`~hdeeprm.simulation.recording` the logs of the Batsim-format outputs;
 :mod:`~hdeeprm.simulation.port` is the interface the decision system
 commands, whichever simulator runs.
+
+The other modules:
+
+* :mod:`~hdeeprm.simulation.checks`: Input checks of the embedded engine: host tables, job profiles and
+  decision arguments.
+* :mod:`~hdeeprm.simulation.gpu_model`: The GPU resource model of the event kernel: GPU speed, allocation and
+  power.
+* :mod:`~hdeeprm.simulation.kernel`: The event kernel: the clock, the submission stream, the heap of timed
+  events and their same-instant order.
+* :mod:`~hdeeprm.simulation.pstates`: The current pstate of every host, with its speed and wattages: the
+  engine's hot per-host state.
+* :mod:`~hdeeprm.simulation.results`: What the embedded engine hands out: a :class:`Batch` per instant, a
+  :class:`SimulationResult`.
 """
