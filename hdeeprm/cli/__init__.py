@@ -110,6 +110,25 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         logger.propagate = propagate
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, default_outdir: str, *, quiet: str, jobs: str | None = None,
+                      outdir: str = "") -> None:
+    """Add the flags every command that runs simulations shares: ``-o/--outdir``, ``-q/--quiet`` and ``-j/--jobs``.
+
+    Args:
+        parser: The command's parser; ``args.outdir`` (str), ``args.quiet`` (bool) and, with ``jobs``,
+            ``args.jobs`` (int, default 1).
+        default_outdir: The output folder when none is given.
+        quiet: What ``-q`` silences, e.g. ``"no progress bar"``.
+        jobs: Help of ``-j`` (what the processes run), or None for a command without workers.
+        outdir: More help for ``-o`` (e.g. what happens to the folder's previous contents).
+    """
+    parser.add_argument("-o", "--outdir", default=default_outdir, metavar="OUTDIR",
+                        help=f"output folder (default ./{default_outdir}){outdir}")
+    parser.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    if jobs is not None:
+        parser.add_argument("-j", "--jobs", type=int, default=1, help=f"{jobs} (default 1)")
+
+
 def add_library_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the type library flags shared by ``hdeeprm-launch`` and ``hdeeprm-check``.
 

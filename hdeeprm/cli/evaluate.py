@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import command, guarded
+from hdeeprm.cli import add_run_arguments, command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-evaluation"
 #: Evaluation protocols: HDeepRM's own (the default) and RLScheduler's.
@@ -56,14 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-s", "--start-strategy", metavar="NAME",
                    help="start strategy of policies without '+strategy' and of the training (default: the options')")
     p.add_argument("--seed", type=int, help="seed of the windows, the split and the runs (default: the options')")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="processes to run the windows on (default 1)")
-    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, help=f"output folder (default ./{DEFAULT_OUTDIR})")
+    add_run_arguments(p, DEFAULT_OUTDIR, quiet="no progress bars", jobs="processes to run the windows on")
     p.add_argument("--train", metavar="AGENT_PY", help="train this agent on the training windows first, "
                                                       "then compare it with the policies")
     p.add_argument("--train-episodes", type=int, default=0, help="training episodes, one window each (with --train)")
     p.add_argument("-im", "--inmodel", help="checkpoint the training starts from (with --train)")
     p.add_argument("-om", "--outmodel", help="checkpoint the training writes (default OUTDIR/model.pt)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.add_argument("--protocol", choices=PROTOCOLS, default=PROTOCOLS[0],
                    help="hdeeprm (default): HDeepRM's conversion, disjoint windows and engine; rlscheduler: "
                         "RLScheduler's (SC'20) trace reading, window draw, scheduler and heuristics, to compare "

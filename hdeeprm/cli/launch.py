@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import add_library_arguments, command, guarded
+from hdeeprm.cli import add_library_arguments, add_run_arguments, command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-run"
 #: Where the help sends users for the options file.
@@ -71,15 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also save -om every N episodes")
     p.add_argument("-nr", "--nb-runs", type=int, default=1, metavar="N",
                    help="episodes to run in this process (default 1)")
-    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, metavar="OUTDIR",
-                   help=f"output folder (default ./{DEFAULT_OUTDIR}); the outputs of a previous run in it are "
-                        "removed first")
+    add_run_arguments(p, DEFAULT_OUTDIR, quiet="no progress bar, no summary",
+                      outdir="; the outputs of a previous run in it are removed first")
     add_library_arguments(p)
     p.add_argument("--simulator", choices=("embedded", "batsim"), default="embedded",
                    help="embedded engine (default) or a real Batsim binary through PyBatsim")
     p.add_argument("--batsim", default="batsim", metavar="PATH",
                    help="path of the batsim binary (with --simulator batsim)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     return p
 
 

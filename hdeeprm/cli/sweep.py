@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hdeeprm.cli import command, guarded
+from hdeeprm.cli import add_run_arguments, command, guarded
 
 DEFAULT_OUTDIR = "hdeeprm-sweep"
 
@@ -38,14 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="option values to cross (repeatable), e.g. -g policy_pair=first-high_gflops,"
                         "shortest-low_power -g seed=1,2,3; names as in the options file (seed, nb_jobs, "
                         "first_job, start_strategy, contention, objective, policy_pair, ...)")
-    p.add_argument("-o", "--outdir", default=DEFAULT_OUTDIR, help=f"output folder (default ./{DEFAULT_OUTDIR})")
+    add_run_arguments(p, DEFAULT_OUTDIR, quiet="no progress bar",
+                      jobs="worker processes, or CPUs of the local Ray instance")
     p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
                    help=f"where the runs go (default {DEFAULT_BACKEND}; ray needs pip install 'ray[default]')")
-    p.add_argument("-j", "--jobs", type=int, default=1,
-                   help="worker processes, or CPUs of the local Ray instance (default 1)")
     p.add_argument("--address", help="with --backend ray: a running Ray cluster (e.g. auto, or ray://host:10001)")
     p.add_argument("--rerun", action="store_true", help="run again the cells already finished in OUTDIR")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return p
 
 
