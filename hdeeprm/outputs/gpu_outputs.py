@@ -28,7 +28,7 @@ import numpy as np
 
 from hdeeprm.outputs.batsim_csv import (BATSIM_FORMAT_VERSION, JOBS_HEADER, SCHEDULE_COLUMNS, format_job_row,
                                         interval_set)
-from hdeeprm.outputs.metrics import bounded_slowdown, slowdown
+from hdeeprm.outputs.metrics import summarize_arrays
 from hdeeprm.simulation.results import GpuRunResult
 from hdeeprm.workload.model import JobState
 
@@ -60,22 +60,12 @@ def gpu_summary(result: GpuRunResult) -> dict[str, float | int]:
     jobs = result.jobs
     ran = ~result.rejected
     capacity = 1000.0 * result.cluster.nb_gpus
+    states = [JobState.REJECTED if r else JobState.COMPLETED_SUCCESSFULLY for r in result.rejected]
+    out = summarize_arrays(jobs.submit, jobs.gpu_request, states, result.start, result.finish, capacity,
+                           result.energy)
     wait = result.start[ran] - jobs.submit[ran]
-    run = result.finish[ran] - result.start[ran]
     jct = result.finish[ran] - jobs.submit[ran]
-    out: dict[str, float | int] = {"nb_jobs": len(jobs), "nb_completed": int(ran.sum()), "nb_killed": 0,
-                                   "nb_rejected": int(result.rejected.sum())}
-    for name, values in (("waiting_time", wait), ("turnaround_time", jct), ("slowdown", slowdown(jct, run)),
-                         ("bounded_slowdown", bounded_slowdown(jct, run))):
-        out[f"mean_{name}"] = float(values.mean()) if values.size else 0.0
-        out[f"max_{name}"] = float(values.max()) if values.size else 0.0
-    makespan = float(result.finish[ran].max()) if ran.any() else 0.0
-    first = float(jobs.submit.min()) if len(jobs) else 0.0
-    span = makespan - first
-    gpu_seconds = float((jobs.gpu_request[ran] * run).sum())
-    out["utilization"] = gpu_seconds / (capacity * span) if span > 0 and capacity else 0.0
-    out["makespan"] = makespan
-    out["energy"] = result.energy
+    makespan = out["makespan"]
     for name, values, cuts in (("jct", jct, (("mean", None), ("median", 50), ("p95", 95), ("p99", 99))),
                                ("queueing_delay", wait, (("mean", None), ("median", 50), ("p95", 95)))):
         for label, q in cuts:

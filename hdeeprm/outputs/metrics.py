@@ -118,6 +118,25 @@ def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray
     n = len(jobs)
     submit = np.fromiter((j.subtime for j in jobs), dtype=np.float64, count=n)
     res = np.fromiter((j.res for j in jobs), dtype=np.float64, count=n)
+    return summarize_arrays(submit, res, states, start, finish, nb_cores, energy)
+
+
+def summarize_arrays(submit: np.ndarray, amount: np.ndarray, states: Sequence[JobState], start: np.ndarray,
+                     finish: np.ndarray, capacity: float, energy: float) -> dict[str, float | int]:
+    """:func:`summarize` over arrays, whatever the jobs hold: cores in CPU runs, thousandths of GPUs in GPU runs.
+
+    Args:
+        submit: Submission time of each job in seconds, float64 (J,).
+        amount: What each job holds while it runs (cores, or thousandths of a GPU), float64 (J,).
+        states: Final state of each job.
+        start, finish: As :func:`summarize`.
+        capacity: What the platform holds, in the unit of ``amount`` (cores, or 1000 x GPUs).
+        energy: Joules between the first submission and the last job end.
+
+    Returns:
+        The keys of :func:`summarize`; ``utilization`` is held amount x run time over capacity x span.
+    """
+    n = len(submit)
     ran = np.fromiter((s in RAN_STATES for s in states), dtype=bool, count=n)
     out: dict[str, float | int] = {
         "nb_jobs": n,
@@ -135,7 +154,7 @@ def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray
     makespan = float(finish[ran].max()) if ran.any() else 0.0
     first = float(submit.min()) if n else 0.0
     span = makespan - first
-    out["utilization"] = float((r * res[ran]).sum() / (nb_cores * span)) if span > 0 else 0.0
+    out["utilization"] = float((r * amount[ran]).sum() / (capacity * span)) if span > 0 and capacity else 0.0
     out["makespan"] = makespan
     out["energy"] = float(energy)
     return out
