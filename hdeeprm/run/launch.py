@@ -355,12 +355,6 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                 log.info("episode %d: makespan %.6g s, mean bounded slowdown %.6g, reward %s, loss %s", run,
                          metrics["makespan"], metrics["mean_bounded_slowdown"], metrics["reward"],
                          metrics["loss"])
-                if episodes is None:
-                    episodes = open_for_writing(outdir / "episodes.csv", newline="")
-                    writer = csv.DictWriter(episodes, fieldnames=list(metrics))
-                    writer.writeheader()
-                writer.writerow(metrics)
-                episodes.flush()
                 _write_line(logs["rewards"], f"{total!r}")
                 if loss is not None:
                     if not math.isfinite(loss) and not warned_loss:
@@ -369,6 +363,13 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                         warned_loss = True
                     _write_line(logs["losses"], f"{loss!r}")
                 _write_line(logs["makespans"], f"{float(metrics['makespan'])!r}")
+                # episodes.csv last: a run killed at any moment never lists an episode whose log lines are missing
+                if episodes is None:
+                    episodes = open_for_writing(outdir / "episodes.csv", newline="")
+                    writer = csv.DictWriter(episodes, fieldnames=list(metrics))
+                    writer.writeheader()
+                writer.writerow(metrics)
+                episodes.flush()
             checkpoint = bool(outmodel and checkpoint_every and not last and (run + 1) % checkpoint_every == 0)
             if checkpoint:
                 agent.save_checkpoint(outmodel)
