@@ -130,12 +130,19 @@ def build_gpu_side(options: Options):
     """The GPUs of the platform's nodes for a run with ``gpu_jobs`` (None without), one node per hierarchy node.
 
     Raises:
-        OptionsError: the platform's node types carry no GPU.
+        OptionsError: the platform's node types carry no GPU, or ``gpu_jobs.placement`` needs the fragmentation
+            model.
         PlatformError: the platform file is invalid.
     """
     if options.gpu_jobs is None:
         return None
+    from hdeeprm.decision.gpu_binding import DEFAULT_BINDING_PLACEMENT, binding_policy
     from hdeeprm.platform.gpu_platform import load_gpu_cluster
+
+    try:
+        binding_policy(options.gpu_jobs.get("placement", DEFAULT_BINDING_PLACEMENT))
+    except OptionsError as exc:
+        raise OptionsError(f"gpu_jobs.{exc}", path=options.source) from None
 
     cluster = load_gpu_cluster(options.platform_file_path)
     if cluster.nb_gpus == 0:

@@ -69,7 +69,7 @@ import jsonschema
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS, GPU_START_STRATEGIES
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
+from hdeeprm.decision.gpu_placement import placement_policy
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.decision.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
 from hdeeprm.decision.reward import DEFAULT_OBJECTIVE, OBJECTIVES
@@ -137,7 +137,7 @@ SCHEMA: dict[str, Any] = {
             "mem_bw_choices": {"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0}},
         }},
         "gpu": {"type": "object", "additionalProperties": False, "properties": {
-            "placement": {"enum": list(GPU_PLACEMENTS.names())},
+            "placement": {"type": "string", "minLength": 1},
             "ordering": {"enum": list(GPU_ORDERINGS.names())},
             "start_strategy": {"enum": list(GPU_START_STRATEGIES)},
             "reference_type": {"type": "string", "minLength": 1},
@@ -154,7 +154,7 @@ SCHEMA: dict[str, Any] = {
             "first_job": {"type": "integer", "minimum": 0},
             "nb_jobs": {"type": "integer", "minimum": 0},
             "cores_per_gpu": {"type": "integer", "minimum": 1},
-            "placement": {"enum": list(GPU_PLACEMENTS.names())},
+            "placement": {"type": "string", "minLength": 1},
             "reference_type": {"type": "string", "minLength": 1},
         }},
     },
@@ -362,6 +362,12 @@ def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:
         elif name in _INTS:
             node = int(node)
         values[name] = node
+    for block in ("gpu", "gpu_jobs"):   # a placement name, or weighted names: checked here, before any work
+        if "placement" in values.get(block, {}):
+            try:
+                placement_policy(values[block]["placement"])
+            except OptionsError as exc:
+                raise OptionsError(f"{block}.placement: {exc}", path=source) from None
     if "gpu" in values and "gpu_jobs" in values:
         raise OptionsError("gpu (a timed GPU replay) and gpu_jobs (GPU jobs beside a CPU trace) exclude each other: "
                            "keep one", path=source)

@@ -25,12 +25,27 @@ import numpy as np
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.decision.gpu_manager import Placement
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
+from hdeeprm.decision.gpu_placement import PlacementPolicy, PlacementState, PodRequest, placement_policy, select_node
+from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.model import Job
 
 #: GPU placement policy of a mixed run that names none.
 DEFAULT_BINDING_PLACEMENT = "best_fit"
+
+
+def binding_policy(placement: str) -> PlacementPolicy:
+    """The placement policy that scores the nodes of jobs asking for cores and GPUs.
+
+    Raises:
+        OptionsError: An unknown name, or a policy that scores with the ATC'23 fragmentation (``fgd``): it needs
+            the typical pods of a GPU replay's workload.
+    """
+    policy = placement_policy(placement)
+    if policy.needs_fragmentation:
+        raise OptionsError(f"placement {placement!r} scores with the ATC'23 fragmentation, which needs the typical "
+                           "pods of a GPU replay; in a mixed run use a policy without it (e.g. best_fit)")
+    return policy
 
 
 class GpuBinder:
@@ -39,7 +54,8 @@ class GpuBinder:
     Args:
         cluster: The GPU side of the platform, one node per node of the CPU hierarchy, in the same order.
         core_node: Node of each core, int (nb_cores,).
-        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
+        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` or weighted policies
+            (:func:`~hdeeprm.decision.gpu_placement.placement_policy`), without the fragmentation model.
         rng: Random generator (node tie ranks, the ``random`` policy).
 
     Attributes:
@@ -47,14 +63,15 @@ class GpuBinder:
         held: GPUs of the running jobs, by job index.
 
     Raises:
-        OptionsError: An unknown placement name (with the closest valid one).
+        OptionsError: An unknown placement name (with the closest valid one), or one that needs the fragmentation
+            model (``fgd``).
     """
 
     def __init__(self, cluster: GpuCluster, core_node: np.ndarray, placement: str = DEFAULT_BINDING_PLACEMENT,
                  rng: np.random.Generator | None = None) -> None:
         self.cluster = cluster
         self.core_node = np.asarray(core_node)
-        self.policy = GPU_PLACEMENTS[GPU_PLACEMENTS.check(placement)]
+        self.policy = binding_policy(placement)
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.rank = self.rng.permutation(cluster.nb_nodes)
         self.state = PlacementState(cluster)

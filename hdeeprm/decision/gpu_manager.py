@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
+from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, placement_policy, select_node
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
 from hdeeprm.errors import OptionsError
@@ -124,7 +124,8 @@ class GpuManager:
     Args:
         cluster: The cluster.
         jobs: The workload.
-        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
+        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`, or weighted policies
+            (``"fgd:1+best_fit:0.5"``, :func:`~hdeeprm.decision.gpu_placement.placement_policy`).
         ordering: A name of :data:`GPU_ORDERINGS`.
         strategy: A start strategy, one of :data:`GPU_START_STRATEGIES` (see the module docstring).
         rng: Random generator of the run (node tie ranks, the ``random`` policy).
@@ -147,8 +148,8 @@ class GpuManager:
     def __init__(self, cluster: GpuCluster, jobs: GpuJobs, placement: str, ordering: str, strategy: str,
                  rng: np.random.Generator, typical: TypicalPods | None = None,
                  estimate: Estimate | None = None) -> None:
-        self.placement = GPU_PLACEMENTS.check(placement)
-        self.policy = GPU_PLACEMENTS[self.placement]
+        self.policy = placement_policy(placement)
+        self.placement = self.policy.name
         self.key = GPU_ORDERINGS[GPU_ORDERINGS.check(ordering)](jobs)
         self.strategy = START_STRATEGIES.check(strategy)
         if self.strategy not in GPU_START_STRATEGIES:

@@ -33,12 +33,13 @@ fully free ones (``open_gpu_share.go``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from hdeeprm.decision.fragmentation import TypicalPods, frag_numerator, gpu_fit_counts
+from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.registry import Registry
 
@@ -317,6 +318,65 @@ for _policy in (PlacementPolicy("random", _random, gpu_selection="random"),
                 PlacementPolicy("gpu_clustering", _gpu_clustering),
                 PlacementPolicy("fgd", _fgd, needs_fragmentation=True)):
     GPU_PLACEMENTS.register(_policy.name, _policy)
+
+
+def weighted_placement(weights: Mapping[str, float]) -> PlacementPolicy:
+    """Several placement policies scoring together, with weights: the Kubernetes scheduler framework's score phase.
+
+    As Kubernetes normalises each score plugin's scores to [0, 100] before weighting them
+    (https://kubernetes.io/docs/concepts/scheduling-eviction/scheduling-framework/, "Score" and "NormalizeScore"),
+    each policy's scores over the fitting nodes are scaled min-max to [0, :data:`MAX_SCORE`] (all
+    :data:`MAX_SCORE` when they are equal), then summed with the weights. A shared GPU is the one the heaviest
+    policy that chooses GPUs chose; else the best-fitting one.
+
+    Args:
+        weights: Policy name (of :data:`GPU_PLACEMENTS`) -> weight (> 0), in the order they were written.
+
+    Returns:
+        The combined policy, named ``"fgd:1+best_fit:0.5"`` style.
+
+    Raises:
+        OptionsError: An unknown policy name, or a weight that is not a finite number > 0.
+    """
+    plugins = []
+    for name, weight in weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < float("inf"):
+            raise OptionsError(f"the weight of placement policy {name!r} must be a finite number > 0, got {weight!r}")
+        plugins.append((GPU_PLACEMENTS[GPU_PLACEMENTS.check(name)], float(weight)))
+
+    def score(state, pod, nodes, rng):
+        total = np.zeros(len(nodes))
+        chosen, chooser = None, 0.0
+        for policy, weight in plugins:
+            values, gpus = policy.score(state, pod, nodes, rng)
+            low, high = values.min(), values.max()
+            total += weight * (np.full(len(nodes), float(MAX_SCORE)) if high == low
+                               else (values - low) * (MAX_SCORE / (high - low)))
+            if gpus is not None and weight > chooser:
+                chosen, chooser = gpus, weight
+        return total, chosen
+
+    name = "+".join(f"{policy.name}:{weight:g}" for policy, weight in plugins)
+    return PlacementPolicy(name, score, needs_fragmentation=any(p.needs_fragmentation for p, _ in plugins))
+
+
+def placement_policy(spec: str) -> PlacementPolicy:
+    """The placement policy a run names: one of :data:`GPU_PLACEMENTS`, or weighted ``"fgd:1+best_fit:0.5"``.
+
+    Raises:
+        OptionsError: An unknown name (with the closest valid one), or a malformed weight.
+    """
+    if ":" not in spec and "+" not in spec:
+        return GPU_PLACEMENTS[GPU_PLACEMENTS.check(spec)]
+    weights: dict[str, float] = {}
+    for part in spec.split("+"):
+        name, _, weight = part.partition(":")
+        try:
+            weights[name.strip()] = float(weight) if weight else 1.0
+        except ValueError:
+            raise OptionsError(f"placement {spec!r}: the weight of {name.strip()!r} must be a number, got "
+                               f"{weight!r} (write e.g. 'fgd:1+best_fit:0.5')") from None
+    return weighted_placement(weights)
 
 
 def select_node(state: PlacementState, pod: PodRequest, policy: PlacementPolicy, rank: np.ndarray,

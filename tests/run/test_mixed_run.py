@@ -45,3 +45,12 @@ def test_gpu_jobs_need_a_platform_with_gpus(shared, tmp_path):
                                            "has none"):
         launch(options, outdir=tmp_path, quiet=True)
     assert not (tmp_path / "run.json").exists()   # refused before the folder is claimed
+
+
+def test_fragmentation_scored_placement_is_refused_in_a_mixed_run(shared, tmp_path):
+    options = load_options(EXAMPLE).replace(nb_jobs=10)
+    options = options.replace(gpu_jobs={**options.gpu_jobs, "nb_jobs": 5, "placement": "fgd"})
+    with pytest.raises(OptionsError, match="^gpu_jobs.placement 'fgd' scores with the ATC'23 fragmentation, which "
+                                           "needs the typical pods of a GPU replay; in a mixed run use a policy"):
+        launch(options, outdir=tmp_path, quiet=True)
+    assert not (tmp_path / "run.json").exists()   # refused before the folder is claimed

@@ -225,3 +225,33 @@ def test_a_cpu_only_job_runs_its_duration_whatever_the_gpus_of_its_node():
     assert result.speed.tolist() == [1.0, pytest.approx(15.7 / 8.1)]
     assert result.finish[0] == 151.0
     assert result.finish[1] == pytest.approx(100 * 15.7 / 8.1)
+
+
+def test_weighted_placement_policies_score_together_as_kubernetes_plugins():
+    # node 0 has 1 of its 2 GPUs taken by "a" (first job); "b" asks for 1 GPU: first_fit prefers node 0 (lowest
+    # index), worst_fit node 1 (most left). Each policy's scores are scaled to [0, 100] over the fitting nodes, then
+    # weighted: the heavier one decides.
+    cluster = gpu_cluster([("n0", 8000, 65536, 2, V100), ("n1", 8000, 65536, 2, V100)])
+    jobs = gpu_jobs([("a", 0, 100, 1, 1000, 0, 0, 0, ""), ("b", 10, 100, 1, 1000, 0, 0, 0, "")])
+    for placement, node in (("first_fit", 0), ("worst_fit", 1), ("first_fit:1+worst_fit:2", 1),
+                            ("first_fit:2+worst_fit:1", 0)):
+        result = simulate_gpu(cluster, jobs, GpuRunConfig(placement=placement))
+        assert [p.node for p in result.placements[1]] == [node], placement
+    # one policy with a weight places exactly as the policy alone
+    alone = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="best_fit"))
+    weighted = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="best_fit:3"))
+    assert weighted.start.tolist() == alone.start.tolist() and weighted.gpu_ids(0) == alone.gpu_ids(0)
+
+
+@pytest.mark.parametrize("placement, message", [
+    ("fdg", "unknown GPU placement policy 'fdg' (valid: random, first_fit, best_fit, worst_fit, dot_product, "
+            "gpu_packing, gpu_clustering, fgd; did you mean 'fgd'?)"),
+    ("fgd:x", "placement 'fgd:x': the weight of 'fgd' must be a number, got 'x' (write e.g. 'fgd:1+best_fit:0.5')"),
+    ("fgd:0+best_fit", "the weight of placement policy 'fgd' must be a finite number > 0, got 0.0"),
+])
+def test_a_bad_placement_is_one_line_when_the_options_load(placement, message, tmp_path):
+    from hdeeprm.config.options import parse_options
+
+    with pytest.raises(OptionsError) as err:
+        parse_options({"gpu": {"placement": placement}}, str(tmp_path / "o.json"))
+    assert str(err.value) == f"gpu.placement: {message} ({tmp_path / 'o.json'})"
