@@ -28,6 +28,7 @@ from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.simulation.engine import Engine, SimulationResult
+from hdeeprm.simulation.kernel import DEFAULT_CLOCK
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Workload
 
@@ -53,6 +54,8 @@ class Episode:
             their rows; :meth:`write_outputs` must then be given the same folder, and
             :meth:`close` closes the files if the run is abandoned.
         prefix: File name prefix of the streamed files.
+        clock: The engine's clock model (:data:`~hdeeprm.simulation.kernel.CLOCKS`; "batsim" = Batsim's
+            6-decimal protocol clock, docs/engine.rst, "Protocol clock").
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
@@ -65,7 +68,7 @@ class Episode:
     def __init__(self, hierarchy: ResourceHierarchy, workload: Workload, *, actions: Sequence[int],
                  seed: int = 0, record: bool = True, model: ContentionModel | None = None,
                  strategy: StartStrategy | None = None, stream_to: str | Path | None = None,
-                 prefix: str = "out") -> None:
+                 prefix: str = "out", clock: str = DEFAULT_CLOCK) -> None:
         self.hierarchy = hierarchy
         self.workload = workload
         hosts = hierarchy.host_specs()
@@ -80,7 +83,7 @@ class Episode:
 
             def recorder(nb_hosts, account):
                 return CsvStream(nb_hosts, account, files, workload.name)
-        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder)
+        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, clock=clock)
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
                                        strategy=strategy, has_future_events=self.engine.has_pending_events,
                                        jobs=workload.jobs)
@@ -215,7 +218,8 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
         AgentError: the agent returned something that is not an action of the set.
     """
     episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model,
-                      strategy=make_start_strategy(options.start_strategy), stream_to=stream_to)
+                      strategy=make_start_strategy(options.start_strategy), stream_to=stream_to,
+                      clock=options.clock)
     manager, view = episode.manager, episode.view
     total, shown = 0.0, 0
     try:

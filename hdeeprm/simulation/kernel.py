@@ -14,6 +14,15 @@ kernel is shared by its CPU, network and disk models and SimPy's ``Environment``
   :data:`PRIORITY_CALL`). A re-timed job's older entries are invalidated lazily by its version number.
 
 Equal-time events thus pop in a fixed order and reruns are identical.
+
+**The clock models** (:data:`CLOCKS`, docs/engine.rst, "Protocol clock"): ``"exact"`` (the default) hands a
+batch at its exact instant ``T`` and applies the decisions that answer it at ``T``. ``"batsim"`` follows real
+Batsim 4.2.1, whose protocol carries times as ``%6f`` text (src/protocol.hpp, ``Writer::Double``): the batch is
+dated :func:`protocol_time` ``(T)``, the time the decision process reads, and its decisions take effect at
+:func:`decision_time` ``(T) = max(T, protocol_time(T))`` (``send_message_at_time``, src/protocol.cpp), so a
+decision can be up to 0.5 us late. :meth:`EventKernel.hold_until` is the one place the clock moves to such a later
+date: the events due up to it happen at their own times and are held for the next batch, delivered at that date,
+as Batsim's server sends what it gathered once the decision process is ready again (src/server.cpp).
 """
 from __future__ import annotations
 
@@ -23,7 +32,42 @@ import math
 from hdeeprm.errors import SimulationError
 from hdeeprm.workload.model import Workload
 
-__all__ = ["EventKernel", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION", "PRIORITY_CALL"]
+__all__ = ["EventKernel", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION", "PRIORITY_CALL", "CLOCKS",
+           "DEFAULT_CLOCK", "protocol_time", "decision_time"]
+
+#: The clock models (module docstring): ``"exact"`` decides at the exact instant of a batch; ``"batsim"`` at
+#: the instant Batsim 4.2.1's 6-decimal protocol gives.
+CLOCKS = ("exact", "batsim")
+#: The default clock model: exact, so that runs without the option keep their outputs to the last bit.
+DEFAULT_CLOCK = "exact"
+
+
+def protocol_time(t: float) -> float:
+    """A time as Batsim's protocol carries it: printed ``%6f`` (src/protocol.hpp, ``Writer::Double``), read back.
+
+    Args:
+        t: Seconds.
+
+    Returns:
+        ``t`` rounded to the microsecond, as the decision process parses it (``float("%f" % t)``).
+    """
+    return float(f"{t:f}")
+
+
+def decision_time(t: float) -> float:
+    """When Batsim applies a decision stamped with the protocol time of a message sent at ``t``.
+
+    ``JsonProtocolReader::send_message_at_time`` (src/protocol.cpp) sleeps until the event's timestamp when it
+    is later than the clock, else applies it at once: ``max(t, protocol_time(t))``.
+
+    Args:
+        t: The exact instant of the message, seconds.
+
+    Returns:
+        Seconds, ``>= t``.
+    """
+    stamp = protocol_time(t)
+    return stamp if stamp > t else t
 
 #: Same-instant order of JOB_SUBMITTED events: first in a batch, ordered by the string
 #: ``workload!id`` (docs/engine.rst, "Same-instant event order"). Submissions are a sorted
@@ -44,12 +88,24 @@ class EventKernel:
 
     Args:
         workload: The jobs, with ``jobs[i].index == i``.
+        clock: A name of :data:`CLOCKS` (module docstring).
 
     Attributes:
         now: Current simulated time in seconds.
+        clock: The clock model.
+
+    Raises:
+        SimulationError: An unknown clock name.
     """
 
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, workload: Workload, clock: str = DEFAULT_CLOCK) -> None:
+        if clock not in CLOCKS:
+            raise SimulationError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+        self.clock = clock
+        self._batsim_clock = clock == "batsim"
+        #: Events that happened after the last batch, before the date the clock was held to: lists of
+        #: (submitted job indices, ended job indices, number of calls), delivered by the next batch.
+        self._held: tuple[list[int], list[int], int] | None = None
         self.now = 0.0
         jobs = workload.jobs
         prefix = f"{workload.name}!"
@@ -94,3 +150,47 @@ class EventKernel:
                                   f"({self.now:g} s), got {when}")
         self._seq += 1
         heapq.heappush(self._heap, (when, PRIORITY_CALL, self._seq, -1, 0))
+
+    def batch_time(self, t: float) -> float:
+        """The date a batch of instant ``t`` carries: ``t``, or :func:`protocol_time` ``(t)`` on Batsim's clock."""
+        return protocol_time(t) if self._batsim_clock else t
+
+    def after_batch(self, t: float) -> None:
+        """Move the clock to where the decisions answering the batch of instant ``t`` take effect.
+
+        Exact clock: nothing (they take effect at ``t``). Batsim's clock: :meth:`hold_until`
+        :func:`decision_time` ``(t)``.
+
+        Args:
+            t: The exact instant of the batch just handed out, seconds.
+        """
+        if self._batsim_clock:
+            self.hold_until(decision_time(t))
+
+    def hold_until(self, when: float) -> None:
+        """Move the clock forward to ``when``; the events due up to it happen now and wait for the next batch.
+
+        Batsim applies a decision event at ``max(clock, its timestamp)`` and sends its next message only once
+        the clock reached the reply's ``now`` (``send_message_at_time``, src/protocol.cpp; src/server.cpp):
+        whatever happens meanwhile (job ends, submissions, calls) is gathered and delivered, each event at its own
+        time, in the next message, dated ``when``. A ``when`` not after :attr:`now` does nothing.
+
+        Args:
+            when: Seconds.
+        """
+        if not when > self.now:
+            return
+        while True:
+            t = self.next_event_time()
+            if t > when:
+                break
+            self.now = t
+            self._occur(t)
+        self.now = when
+
+    def _occur(self, t: float) -> None:
+        """Make every event of instant ``t`` (= :attr:`now`) happen and add it to the held events.
+
+        Subclasses that own jobs override it (the engine ends jobs here); the kernel marks nothing.
+        """
+        raise NotImplementedError
