@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hdeeprm import __version__
+from hdeeprm.simulation.kernel import warn_split_risks
 from hdeeprm.config.build import build_agent, build_platform, build_workload, load_agent
 from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
@@ -358,6 +359,8 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                 except Exception as exc:   # the user's code: say which file and method, keep its frames
                     raise agent_failed(agent, "end_episode", exc) from exc
                 metrics = episode.write_outputs(outdir) if last else episode.metrics()
+                if last:
+                    warn_split_risks(episode.engine.split_risks)   # the instants Batsim may split
                 metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
                            "loss": loss if loss is not None else ""}
                 result.metrics.append(metrics)

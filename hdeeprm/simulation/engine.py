@@ -248,6 +248,7 @@ class Engine(EventKernel):
                 submitted.append(jobs[i])
                 ptr += 1
             self._sub_ptr = ptr
+            self._submissions(t, len(submitted))
         completed: list[Job] = []
         calls = 0
         version = self._version
@@ -259,6 +260,8 @@ class Engine(EventKernel):
                     completed.append(jobs[j])
             else:
                 calls += 1
+        if completed or calls:
+            self._step(t)
         return submitted, completed, calls
 
     def _occur(self, t: float) -> None:

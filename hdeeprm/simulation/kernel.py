@@ -27,13 +27,15 @@ as Batsim's server sends what it gathered once the decision process is ready aga
 from __future__ import annotations
 
 import heapq
+import logging
 import math
+from collections.abc import Sequence
 
 from hdeeprm.errors import SimulationError
 from hdeeprm.workload.model import Workload
 
 __all__ = ["EventKernel", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION", "PRIORITY_CALL", "CLOCKS",
-           "DEFAULT_CLOCK", "protocol_time", "decision_time"]
+           "DEFAULT_CLOCK", "protocol_time", "decision_time", "warn_split_risks"]
 
 #: The clock models (module docstring): ``"exact"`` decides at the exact instant of a batch; ``"batsim"`` at
 #: the instant Batsim 4.2.1's 6-decimal protocol gives.
@@ -81,6 +83,20 @@ PRIORITY_COMPLETION = 1
 PRIORITY_CALL = 2
 
 _INF = math.inf
+log = logging.getLogger(__name__)
+
+
+def warn_split_risks(instants: Sequence[float]) -> None:
+    """Warn, in one line on the ``hdeeprm`` logger, of same-time submissions real Batsim may deliver in two messages.
+
+    Args:
+        instants: :attr:`EventKernel.split_risks` of a finished run (seconds); nothing is said when empty.
+    """
+    if instants:
+        shown = ", ".join(f"{t:f}" for t in instants[:5]) + (", ..." if len(instants) > 5 else "")
+        log.warning("%d instant(s) with 2+ jobs submitted together that real Batsim may deliver in two messages "
+                    "(its clock can land 1 ulp below the submission time; docs/engine.rst, \"Split submissions\"): "
+                    "t = %s s", len(instants), shown)
 
 
 class EventKernel:
@@ -105,7 +121,12 @@ class EventKernel:
         self._batsim_clock = clock == "batsim"
         #: Events that happened after the last batch, before the date the clock was held to: lists of
         #: (submitted job indices, ended job indices, number of calls), delivered by the next batch.
-        self._held: tuple[list[int], list[int], int] | None = None
+        self._held: tuple[list, list, int] | None = None
+        #: Instants (s) whose 2+ submissions real Batsim may deliver in two messages (docs/engine.rst, "Split
+        #: submissions"): :meth:`_submissions` records them.
+        self.split_risks: list[float] = []
+        self._last_sub = -_INF     # the last submission instant
+        self._stepped = False      # whether SimGrid's clock made a step strictly after it
         self.now = 0.0
         jobs = workload.jobs
         prefix = f"{workload.name}!"
@@ -151,6 +172,34 @@ class EventKernel:
         self._seq += 1
         heapq.heappush(self._heap, (when, PRIORITY_CALL, self._seq, -1, 0))
 
+    def _step(self, t: float) -> None:
+        """Note that something happened at ``t`` besides submissions (a job end, a call, a held decision).
+
+        Only a step at a time that is not a whole second counts: sums and differences of integers below 2**53
+        are exact, so whole-second steps cannot make SimGrid's clock miss a whole-second subtime.
+        """
+        if t > self._last_sub and not float(t).is_integer():
+            self._stepped = True
+
+    def _submissions(self, t: float, n: int) -> None:
+        """Note ``n`` submissions at instant ``t``; record ``t`` in :attr:`split_risks` when Batsim may split them.
+
+        Batsim's job submitter (src/job_submitter.cpp, ``job_submitter``) sleeps ``subtime - clock`` and reads
+        the clock back; a job whose ``submission_time`` is greater than that clock opens a new message. When
+        SimGrid's clock reached ``subtime`` in one step, the clock is ``subtime`` exactly and the jobs of one
+        subtime go together. When other events happened during the sleep, SimGrid reaches it by a sum of steps
+        whose float rounding can land one ulp *below* ``subtime``: then the second job of the instant goes in a
+        second message. That rounding is SimGrid's and cannot be derived here, so such instants with 2+ jobs
+        are recorded (the engine delivers them in one batch), and so are those whose previous submission
+        instant is below ``t / 2`` (then ``t - previous`` itself may round, Sterbenz's lemma no longer holding),
+        unless every time involved is a whole second (integer sums are exact).
+        """
+        last = self._last_sub
+        if n >= 2 and (self._stepped or (0.0 < last < t / 2 and not (float(t).is_integer()
+                                                                         and float(last).is_integer()))):
+            self.split_risks.append(t)
+        self._last_sub, self._stepped = t, False
+
     def batch_time(self, t: float) -> float:
         """The date a batch of instant ``t`` carries: ``t``, or :func:`protocol_time` ``(t)`` on Batsim's clock."""
         return protocol_time(t) if self._batsim_clock else t
@@ -180,6 +229,7 @@ class EventKernel:
         """
         if not when > self.now:
             return
+        self._step(when)
         while True:
             t = self.next_event_time()
             if t > when:

@@ -44,7 +44,7 @@ from procset import ProcSet
 
 from hdeeprm.errors import HDeepRMError, OptionsError, ProtocolError, SimulationError
 from hdeeprm.simulation.batsim import protocol as P
-from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK, protocol_time
+from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK, protocol_time, warn_split_risks
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
@@ -400,6 +400,7 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
     engine = Engine(hosts, workload, energy=energy, record=True)
     session = BatsimSession(engine, workload, hosts, workload_path=workload_path, energy=energy, clock=clock)
     serve(session, endpoint, timeout=timeout, log=log)
+    warn_split_risks(engine.split_risks)
     result = engine.result()
     outdir, prefix = split_export_prefix(export)
     outdir.mkdir(parents=True, exist_ok=True)
