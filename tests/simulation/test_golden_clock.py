@@ -157,3 +157,28 @@ def test_pybatsim_filler_matches_real_batsim_through_hdeeprm_batsim(tmp_path, ru
         assert float(mine[key]) == pytest.approx(float(real[key]), rel=1e-9, abs=1e-6), key
     assert [mine[k] for k in SCHEDULE_COUNTS] == [real[k] for k in SCHEDULE_COUNTS]
     assert float(mine["consumed_joules"]) == pytest.approx(float(real["consumed_joules"]), rel=1e-12)
+
+
+@pytest.mark.parametrize("scheduler, message", [
+    ("fcfsSchedSleep", r"set_pstate: pstate must be in \[0, 0\] for hosts \[\d+\], got 3"),
+    ("randomSched", r"execute job '\d+' at t = [\d.]+ s: hosts \[[\d, ]+\] are busy")])
+def test_bundled_schedulers_that_cannot_run_here_are_refused_in_one_line(tmp_path, capsys, scheduler, message):
+    """hdeeprm-batsim's exit 1 and one line naming the refused decision (real Batsim aborts on both too)."""
+    import re
+    import threading
+
+    from batsim.batsim import Batsim
+    from batsim.tools.launcher import instanciate_scheduler
+
+    from hdeeprm.cli.batsim import main as batsim_main
+    from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
+
+    _need(FILLER)
+    endpoint = f"tcp://127.0.0.1:{free_loopback_port()}"
+    sched = instanciate_scheduler(scheduler, options={})
+    threading.Thread(target=lambda: Batsim(sched, endpoint, 2000).start(), daemon=True).start()
+    code = batsim_main(["-p", str(FILLER / "platform.xml"), "-w", str(FILLER / "workload.json"), "-s", endpoint,
+                        "-e", str(tmp_path / "out"), "-E", "-v", "quiet", "--timeout", "30"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and "\n" not in err, err
+    assert re.fullmatch(rf"hdeeprm-batsim: error: {message}", err), err
