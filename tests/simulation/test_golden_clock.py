@@ -175,10 +175,22 @@ def test_bundled_schedulers_that_cannot_run_here_are_refused_in_one_line(tmp_pat
 
     _need(FILLER)
     endpoint = f"tcp://127.0.0.1:{free_loopback_port()}"
-    sched = instanciate_scheduler(scheduler, options={})
-    threading.Thread(target=lambda: Batsim(sched, endpoint, 2000).start(), daemon=True).start()
+    sched, made = instanciate_scheduler(scheduler, options={}), []
+
+    def loop():
+        try:
+            made.append(Batsim(sched, endpoint, 1000))   # binds, then waits for SIMULATION_BEGINS
+            made[0].start()
+        except ValueError:   # PyBatsim's onDeadlock once the server has stopped
+            pass
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
     code = batsim_main(["-p", str(FILLER / "platform.xml"), "-w", str(FILLER / "workload.json"), "-s", endpoint,
                         "-e", str(tmp_path / "out"), "-E", "-v", "quiet", "--timeout", "30"])
+    thread.join(10)
+    assert not thread.is_alive()
+    made[0].network.connection.close(linger=0)   # a ZeroMQ context left to the garbage collector can block it
+    made[0].network.context.term()
     err = capsys.readouterr().err.strip()
     assert code == 1 and "\n" not in err, err
     assert re.fullmatch(rf"hdeeprm-batsim: error: {message}", err), err
