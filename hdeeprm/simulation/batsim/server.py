@@ -193,18 +193,26 @@ class BatsimSession:
                 self._ended = True
                 return self._send(engine.now, [P.SimulationEnds()])
             events: list[P.BatsimEvent] = []
-            name = self.workload.name
+            name, t = self.workload.name, batch.time
             for job in batch.submitted:
-                events.append(job_submitted(job, name))
+                event = job_submitted(job, name)
+                if job.subtime != t:   # held while the clock waited for a reply's now: its own time
+                    event.timestamp = self._stamp(job.subtime)
+                events.append(event)
             self._nb_submitted += len(batch.submitted)
             state = engine.state
             for job in batch.completed:
                 if job.index in self._killed:
                     continue  # acknowledged by JOB_KILLED, as Batsim does
                 st = state[job.index]
+                end = float(engine.finish_time[job.index])
                 events.append(P.JobCompleted(self._full_id[job.index], st.value,
                                              0 if st is JobState.COMPLETED_SUCCESSFULLY else -1,
-                                             self._alloc[job.index]))
+                                             self._alloc[job.index],
+                                             timestamp=None if end == t else self._stamp(end)))
+            if len(events) > 1 and any(e.timestamp is not None for e in events):
+                # held events in the order they reached Batsim's server (stable: same-time ones as above)
+                events.sort(key=lambda e: t if e.timestamp is None else e.timestamp)
             if batch.requested_call:
                 events.append(P.RequestedCall())
             if not self._notified and self._nb_submitted == len(self.workload.jobs):
