@@ -209,8 +209,6 @@ class Engine(EventKernel):
             self._wall_return = _wallclock.perf_counter()
             return None
         self.now = t
-        if self._gpu is not None:
-            self._gpu.advance(t)
         submitted, completed, calls = self._instant(t)
         if held is not None:   # what happened since the last batch, before the date the clock was held to
             self._held = None
@@ -235,20 +233,15 @@ class Engine(EventKernel):
         Returns:
             The jobs submitted (Batsim order), the jobs ended (start order) and the number of calls.
         """
-        jobs, heap = self._jobs, self._heap
-        ptr, nb_sub = self._sub_ptr, len(self._sub_order)
-        submitted: list[Job] = []
-        if ptr < nb_sub and self._sub_times[ptr] == t:
-            if ptr == 0 and self._account is not None:
-                self._account.first_submission(t)
-            order, times, state = self._sub_order, self._sub_times, self.state
-            while ptr < nb_sub and times[ptr] == t:
-                i = order[ptr]
-                state[i] = _SUBMITTED
-                submitted.append(jobs[i])
-                ptr += 1
-            self._sub_ptr = ptr
-            self._submissions(t, len(submitted))
+        if self._gpu is not None:
+            self._gpu.advance(t)
+        jobs, heap, state = self._jobs, self._heap, self.state
+        due = self._pop_submissions(t)
+        if due and self._sub_ptr == len(due) and self._account is not None:
+            self._account.first_submission(t)
+        for i in due:
+            state[i] = _SUBMITTED
+        submitted = [jobs[i] for i in due]
         completed: list[Job] = []
         calls = 0
         version = self._version
@@ -263,15 +256,6 @@ class Engine(EventKernel):
         if completed or calls:
             self._step(t)
         return submitted, completed, calls
-
-    def _occur(self, t: float) -> None:
-        """The events of instant ``t`` happen while the clock is held (:meth:`EventKernel.hold_until`)."""
-        if self._gpu is not None:
-            self._gpu.advance(t)
-        submitted, completed, calls = self._instant(t)
-        held = self._held
-        self._held = (submitted, completed, calls) if held is None else \
-            (held[0] + submitted, held[1] + completed, held[2] + calls)
 
     # ------------------------------------------------------------------ job life cycle
     @property

@@ -235,12 +235,32 @@ class EventKernel:
             if t > when:
                 break
             self.now = t
-            self._occur(t)
+            submitted, completed, calls = self._instant(t)
+            held = self._held
+            self._held = (submitted, completed, calls) if held is None else \
+                (held[0] + submitted, held[1] + completed, held[2] + calls)
         self.now = when
 
-    def _occur(self, t: float) -> None:
-        """Make every event of instant ``t`` (= :attr:`now`) happen and add it to the held events.
+    def _pop_submissions(self, t: float) -> list[int]:
+        """Take the jobs submitted at instant ``t`` off the stream (Batsim order) and note them (:meth:`_submissions`).
 
-        Subclasses that own jobs override it (the engine ends jobs here); the kernel marks nothing.
+        Returns:
+            Their job indices.
+        """
+        ptr, times, order = self._sub_ptr, self._sub_times, self._sub_order
+        nb = len(order)
+        due = []
+        while ptr < nb and times[ptr] == t:
+            due.append(order[ptr])
+            ptr += 1
+        self._sub_ptr = ptr
+        if due:
+            self._submissions(t, len(due))
+        return due
+
+    def _instant(self, t: float) -> tuple[list, list, int]:
+        """Make the events of instant ``t`` (= :attr:`now`) happen: the jobs submitted, the jobs ended, the calls.
+
+        Subclasses that own jobs implement it (the engine ends jobs here).
         """
         raise NotImplementedError
