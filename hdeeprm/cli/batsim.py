@@ -4,10 +4,13 @@ Usage (Batsim 4.2.1's own flags, so scripts written for ``batsim`` work)::
 
     hdeeprm-batsim -p platform.xml -w workload.json [-s tcp://127.0.0.1:28000]
                    [-e OUTDIR/out] [-E] [-v quiet|network-only|information|debug]
-                   [--timeout SECONDS]
+                   [--timeout SECONDS] [--clock exact|batsim]
 
 Start the decision process first (e.g. ``pybatsim easyBackfill -s tcp://127.0.0.1:28000``):
 like Batsim, this program *connects* to the endpoint the scheduler binds.
+Decisions take effect at ``max(clock, their timestamp)`` and the next message waits for the
+reply's ``now``, as in Batsim (PyBatsim's ``consume_time`` is honoured); ``--clock batsim``
+also prints message times with 6 decimals, as Batsim does (docs/engine.rst, "Protocol clock").
 Exit codes: 0 done, 1 the simulation failed (bad decision, protocol error), 2 bad input.
 """
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 from hdeeprm.cli import command, guarded
 from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.simulation.batsim.server import DEFAULT_ENDPOINT
+from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="network-only/debug print every protocol message to stderr")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds to wait for each reply of the decision process (default: forever)")
+    p.add_argument("--clock", default=DEFAULT_CLOCK, choices=CLOCKS,
+                   help="message times sent exactly (exact, the default) or printed with 6 decimals as "
+                        "Batsim 4.2.1 prints them (batsim); reply timestamps and now are honoured with both")
     return p
 
 
@@ -81,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     def serve() -> None:
         result = run_server(args.platform, args.workload[0], endpoint=args.socket_endpoint,
                             master_host=args.master_host, export=args.export, energy=args.energy,
-                            timeout=args.timeout, log=log)
+                            timeout=args.timeout, log=log, clock=args.clock)
         if args.verbosity != "quiet":
             n = len(result.workload.jobs)
             print(f"hdeeprm-batsim: simulation of {n} jobs done, outputs {args.export}_*.csv",

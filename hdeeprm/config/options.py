@@ -18,6 +18,7 @@ An options file is JSON::
                   "run": "train" | "test", "hidden": 128, "lr": 0.001, "gamma": 0.99}
       },
       "contention": "hdeeprm",           # HDeepRM addition: contention model ("hdeeprm" | "none")
+      "clock": "exact",                  # HDeepRM addition: embedded engine's clock ("exact" | "batsim")
       "workload": {"actual_work": "runtime", "first_job": 0, "profile_type": "parallel_homogeneous",
                    "default_mem": 0.0, "enforce_walltime": false,
                    "mem_bw_choices": [4, 8, 12, 16, 20, 24]},  # HDeepRM addition: SWF conversion
@@ -68,6 +69,7 @@ import jsonschema
 
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
+from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS, GPU_START_STRATEGIES
 from hdeeprm.decision.gpu_placement import placement_policy
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
@@ -109,6 +111,7 @@ SCHEMA: dict[str, Any] = {
         "workload_file_path": {"type": "string"},
         "platform_file_path": {"type": "string"},
         "contention": {"enum": list(CONTENTION_MODELS.names())},
+        "clock": {"enum": list(CLOCKS)},
         "pybatsim": {"type": "object", "additionalProperties": False, "properties": {
             "log_level": {"enum": list(LOG_LEVELS)},
             "env": {"type": "object", "additionalProperties": False, "properties": {
@@ -173,6 +176,8 @@ class Options:
         nb_jobs: Jobs taken from the workload [all].
         contention: Contention model, a name of
             :data:`~hdeeprm.decision.contention.CONTENTION_MODELS` ["hdeeprm"].
+        clock: The embedded engine's clock model, a name of :data:`~hdeeprm.simulation.kernel.CLOCKS`
+            ["exact"; "batsim" = Batsim 4.2.1's 6-decimal protocol clock, docs/engine.rst, "Protocol clock"].
         log_level: Level of the ``hdeeprm`` logger set by the command line ["WARNING"].
         objective: Reward objective, a name of :data:`~hdeeprm.decision.reward.OBJECTIVES`
             ["avg_job_slowdown"].
@@ -214,6 +219,7 @@ class Options:
     nb_resources: int | None = None
     nb_jobs: int | None = None
     contention: str = DEFAULT_CONTENTION_MODEL
+    clock: str = DEFAULT_CLOCK
     log_level: str = "WARNING"
     objective: str = DEFAULT_OBJECTIVE
     actions: list[int] = field(default_factory=lambda: list(range(VOID)))
@@ -262,7 +268,7 @@ class Options:
 _KEY_PATHS: dict[tuple[str, ...], str] = {
     ("seed",): "seed", ("nb_resources",): "nb_resources", ("nb_jobs",): "nb_jobs",
     ("workload_file_path",): "workload_file_path", ("platform_file_path",): "platform_file_path",
-    ("contention",): "contention",
+    ("contention",): "contention", ("clock",): "clock",
     ("pybatsim", "log_level"): "log_level",
     ("pybatsim", "env", "objective"): "objective", ("pybatsim", "env", "observation"): "observation",
     ("pybatsim", "env", "queue_sensitivity"): "queue_sensitivity",

@@ -256,7 +256,7 @@ class HDeepRMEnv(gymnasium.Env):
         episode_seed = int(self.np_random.integers(2**31 - 1))
         self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
                                record=False, model=make_contention_model(self.options.contention),
-                               strategy=make_start_strategy(self.options.start_strategy))
+                               strategy=make_start_strategy(self.options.start_strategy), clock=self.options.clock)
         self.steps = 0
         self._decision = self.episode.advance()
         return self.observer(self.episode.view), self._info()

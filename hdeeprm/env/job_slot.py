@@ -149,7 +149,7 @@ class JobSlotEnv(gymnasium.Env):
         episode_seed = int(self.np_random.integers(2**31 - 1))
         self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
                                record=False, model=make_contention_model(self.options.contention),
-                               strategy=make_start_strategy(self.options.start_strategy))
+                               strategy=make_start_strategy(self.options.start_strategy), clock=self.options.clock)
         self.steps = 0
         self.waits_overridden = 0
         self._decision = self._next_decision(self.episode.advance())

@@ -31,6 +31,7 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine, SimulationResult
 from hdeeprm.simulation.gpu_model import GpuDemand, GpuModel, GpuSpeedModel
+from hdeeprm.simulation.kernel import DEFAULT_CLOCK
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Workload
 
@@ -62,6 +63,8 @@ class Episode:
             (:mod:`hdeeprm.simulation.gpu_model`).
         gpu_placement: GPU placement policy that scores the nodes of such jobs.
         gpu_speed: How fast such jobs run on the GPUs (reference type, precision, penalties).
+        clock: The engine's clock model (:data:`~hdeeprm.simulation.kernel.CLOCKS`; "batsim" = Batsim's
+            6-decimal protocol clock, docs/engine.rst, "Protocol clock").
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
@@ -75,7 +78,8 @@ class Episode:
                  seed: int = 0, record: bool = True, model: ContentionModel | None = None,
                  strategy: StartStrategy | None = None, stream_to: str | Path | None = None,
                  prefix: str = "out", gpus: GpuCluster | None = None,
-                 gpu_placement: str = DEFAULT_BINDING_PLACEMENT, gpu_speed: GpuSpeedModel = GpuSpeedModel()) -> None:
+                 gpu_placement: str = DEFAULT_BINDING_PLACEMENT, gpu_speed: GpuSpeedModel = GpuSpeedModel(),
+                 clock: str = DEFAULT_CLOCK) -> None:
         self.hierarchy = hierarchy
         self.workload = workload
         hosts = hierarchy.host_specs()
@@ -91,7 +95,8 @@ class Episode:
             def recorder(nb_hosts, account):
                 return CsvStream(nb_hosts, account, files, workload.name)
         self.gpu_model = None if gpus is None else GpuModel(gpus, GpuDemand.of(workload.jobs), gpu_speed)
-        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=self.gpu_model)
+        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=self.gpu_model,
+                             clock=clock)
         binder = None if gpus is None else GpuBinder(gpus, hierarchy.core_node, gpu_placement,
                                                      np.random.default_rng(seed))
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
@@ -238,7 +243,8 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
     speed = GpuSpeedModel(**{k: block[k] for k in ("reference_type",) if k in block})
     episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model,
                       strategy=make_start_strategy(options.start_strategy), stream_to=stream_to, gpus=gpus,
-                      gpu_placement=block.get("placement", DEFAULT_BINDING_PLACEMENT), gpu_speed=speed)
+                      gpu_placement=block.get("placement", DEFAULT_BINDING_PLACEMENT), gpu_speed=speed,
+                      clock=options.clock)
     manager, view = episode.manager, episode.view
     total, shown = 0.0, 0
     try:

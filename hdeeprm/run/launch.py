@@ -32,6 +32,7 @@ from hdeeprm.run.episode import run_episode
 from hdeeprm.run.lifecycle import (FAILED, INTERRUPTED, RUNNING, RunResult,
                                    claim_outdir, end_failed, write_run_info)
 from hdeeprm.run.loop import Observer, RewardFn, agent_failed, method_location
+from hdeeprm.simulation.kernel import warn_split_risks
 from hdeeprm.workload.model import Workload
 
 if TYPE_CHECKING:
@@ -349,6 +350,8 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                 loss = end_episode(agent)
                 with naming(outdir):
                     metrics = episode.write_outputs(outdir) if last else episode.metrics()
+                if last:
+                    warn_split_risks(episode.engine.split_risks)   # the instants Batsim may split
                 metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
                            "loss": loss if loss is not None else ""}
                 result.metrics.append(metrics)

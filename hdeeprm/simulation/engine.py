@@ -38,7 +38,8 @@ from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
 from hdeeprm.simulation.energy import IDLE, EnergyAccount, gather
-from hdeeprm.simulation.kernel import PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION, EventKernel
+from hdeeprm.simulation.kernel import (DEFAULT_CLOCK, PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION,
+                                       EventKernel)
 from hdeeprm.simulation.pstates import HostPstates
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
@@ -99,6 +100,9 @@ class Engine(EventKernel):
             a streaming one (``streams`` True, e.g. :class:`hdeeprm.outputs.stream.CsvStream`)
             writes them as they come, and :attr:`allocation` then forgets each job's hosts
             when it ends.
+        clock: ``"exact"`` (default) or ``"batsim"``: Batsim's 6-decimal protocol clock, batches dated as the
+            protocol prints them and decisions taking effect up to 0.5 us late
+            (:mod:`hdeeprm.simulation.kernel`; docs/engine.rst, "Protocol clock").
 
     Attributes:
         now: Current simulated time in seconds.
@@ -118,7 +122,7 @@ class Engine(EventKernel):
     def __init__(self, hosts: Sequence[HostSpec], workload: Workload, *, energy: bool = True,
                  record: bool = True, ack_pstates: bool = False,
                  recorder: Callable[[int, EnergyAccount | None], Recorder] = Recorder,
-                 gpu: GpuModel | None = None) -> None:
+                 gpu: GpuModel | None = None, clock: str = DEFAULT_CLOCK) -> None:
         self._hosts = tuple(hosts)
         self._gpu = gpu
         if self._hosts or gpu is None:
@@ -130,7 +134,7 @@ class Engine(EventKernel):
         self._uniform_pstates = int(counts[0]) if n and (counts == counts[0]).all() else 0
         self._workload = workload
         self._ack = bool(ack_pstates)
-        EventKernel.__init__(self, workload)
+        EventKernel.__init__(self, workload, clock)
 
         self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
         self.busy = np.zeros(n, dtype=bool)
@@ -177,7 +181,7 @@ class Engine(EventKernel):
         Returns:
             True when a submission, a job end, a call or an acknowledgement is still pending.
         """
-        if self._sub_ptr < len(self._sub_order) or self._pending_kills or self._pending_acks:
+        if self._sub_ptr < len(self._sub_order) or self._pending_kills or self._pending_acks or self._held:
             return True
         self._drop_stale()
         return bool(self._heap)
@@ -195,14 +199,9 @@ class Engine(EventKernel):
             self._wall_start = wall
         else:
             self._wall_sched += wall - self._wall_return
-        self._drop_stale()
-        heap = self._heap
-        t = heap[0][0] if heap else _INF
-        ptr = self._sub_ptr
-        nb_sub = len(self._sub_order)
-        if ptr < nb_sub and self._sub_times[ptr] < t:
-            t = self._sub_times[ptr]
-        if self._pending_kills or self._pending_acks:
+        t = self.next_event_time()
+        held = self._held
+        if self._pending_kills or self._pending_acks or held is not None:
             t = self.now
         if t == _INF:
             if self._wall_end is None:
@@ -210,22 +209,39 @@ class Engine(EventKernel):
             self._wall_return = _wallclock.perf_counter()
             return None
         self.now = t
+        submitted, completed, calls = self._instant(t)
+        if held is not None:   # what happened since the last batch, before the date the clock was held to
+            self._held = None
+            submitted, completed, calls = held[0] + submitted, held[1] + completed, held[2] + calls
+        killed: list[Job] = []
+        if self._pending_kills:
+            killed = [self._jobs[j] for j in self._pending_kills]
+            self._pending_kills = []
+            start_seq = self._start_seq
+            completed = sorted(completed + killed, key=lambda job: start_seq[job.index])
+        acks: list[tuple[tuple[int, ...], int]] = []
+        if self._pending_acks:
+            acks, self._pending_acks = self._pending_acks, []
+        batch = Batch(self.batch_time(t), submitted, completed, calls > 0, killed, calls, acks)
+        self.after_batch(t)
+        self._wall_return = _wallclock.perf_counter()
+        return batch
+
+    def _instant(self, t: float) -> tuple[list[Job], list[Job], int]:
+        """Make the events of instant ``t`` (= :attr:`now`) happen: submissions, job ends, calls.
+
+        Returns:
+            The jobs submitted (Batsim order), the jobs ended (start order) and the number of calls.
+        """
         if self._gpu is not None:
             self._gpu.advance(t)
-
-        jobs = self._jobs
-        submitted: list[Job] = []
-        if ptr < nb_sub and self._sub_times[ptr] == t:
-            if ptr == 0 and self._account is not None:
-                self._account.first_submission(t)
-            order, times, state = self._sub_order, self._sub_times, self.state
-            while ptr < nb_sub and times[ptr] == t:
-                i = order[ptr]
-                state[i] = _SUBMITTED
-                submitted.append(jobs[i])
-                ptr += 1
-            self._sub_ptr = ptr
-
+        jobs, heap, state = self._jobs, self._heap, self.state
+        due = self._pop_submissions(t)
+        if due and self._sub_ptr == len(due) and self._account is not None:
+            self._account.first_submission(t)
+        for i in due:
+            state[i] = _SUBMITTED
+        submitted = [jobs[i] for i in due]
         completed: list[Job] = []
         calls = 0
         version = self._version
@@ -237,17 +253,9 @@ class Engine(EventKernel):
                     completed.append(jobs[j])
             else:
                 calls += 1
-        killed: list[Job] = []
-        if self._pending_kills:
-            killed = [jobs[j] for j in self._pending_kills]
-            self._pending_kills = []
-            start_seq = self._start_seq
-            completed = sorted(completed + killed, key=lambda job: start_seq[job.index])
-        acks: list[tuple[tuple[int, ...], int]] = []
-        if self._pending_acks:
-            acks, self._pending_acks = self._pending_acks, []
-        self._wall_return = _wallclock.perf_counter()
-        return Batch(t, submitted, completed, calls > 0, killed, calls, acks)
+        if completed or calls:
+            self._step(t)
+        return submitted, completed, calls
 
     # ------------------------------------------------------------------ job life cycle
     @property

@@ -14,16 +14,62 @@ kernel is shared by its CPU, network and disk models and SimPy's ``Environment``
   :data:`PRIORITY_CALL`). A re-timed job's older entries are invalidated lazily by its version number.
 
 Equal-time events thus pop in a fixed order and reruns are identical.
+
+**The clock models** (:data:`CLOCKS`, docs/engine.rst, "Protocol clock"): ``"exact"`` (the default) hands a
+batch at its exact instant ``T`` and applies the decisions that answer it at ``T``. ``"batsim"`` follows real
+Batsim 4.2.1, whose protocol carries times as ``%6f`` text (src/protocol.hpp, ``Writer::Double``): the batch is
+dated :func:`protocol_time` ``(T)``, the time the decision process reads, and its decisions take effect at
+:func:`decision_time` ``(T) = max(T, protocol_time(T))`` (``send_message_at_time``, src/protocol.cpp), so a
+decision can be up to 0.5 us late. :meth:`EventKernel.hold_until` is the one place the clock moves to such a later
+date: the events due up to it happen at their own times and are held for the next batch, delivered at that date,
+as Batsim's server sends what it gathered once the decision process is ready again (src/server.cpp).
 """
 from __future__ import annotations
 
 import heapq
+import logging
 import math
+from collections.abc import Sequence
 
 from hdeeprm.errors import SimulationError
 from hdeeprm.workload.model import Workload
 
-__all__ = ["EventKernel", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION", "PRIORITY_CALL"]
+__all__ = ["EventKernel", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION", "PRIORITY_CALL", "CLOCKS",
+           "DEFAULT_CLOCK", "protocol_time", "decision_time", "warn_split_risks"]
+
+#: The clock models (module docstring): ``"exact"`` decides at the exact instant of a batch; ``"batsim"`` at
+#: the instant Batsim 4.2.1's 6-decimal protocol gives.
+CLOCKS = ("exact", "batsim")
+#: The default clock model: exact, so that runs without the option keep their outputs to the last bit.
+DEFAULT_CLOCK = "exact"
+
+
+def protocol_time(t: float) -> float:
+    """A time as Batsim's protocol carries it: printed ``%6f`` (src/protocol.hpp, ``Writer::Double``), read back.
+
+    Args:
+        t: Seconds.
+
+    Returns:
+        ``t`` rounded to the microsecond, as the decision process parses it (``float("%f" % t)``).
+    """
+    return float(f"{t:f}")
+
+
+def decision_time(t: float) -> float:
+    """When Batsim applies a decision stamped with the protocol time of a message sent at ``t``.
+
+    ``JsonProtocolReader::send_message_at_time`` (src/protocol.cpp) sleeps until the event's timestamp when it
+    is later than the clock, else applies it at once: ``max(t, protocol_time(t))``.
+
+    Args:
+        t: The exact instant of the message, seconds.
+
+    Returns:
+        Seconds, ``>= t``.
+    """
+    stamp = protocol_time(t)
+    return stamp if stamp > t else t
 
 #: Same-instant order of JOB_SUBMITTED events: first in a batch, ordered by the string
 #: ``workload!id`` (docs/engine.rst, "Same-instant event order"). Submissions are a sorted
@@ -37,6 +83,20 @@ PRIORITY_COMPLETION = 1
 PRIORITY_CALL = 2
 
 _INF = math.inf
+log = logging.getLogger(__name__)
+
+
+def warn_split_risks(instants: Sequence[float]) -> None:
+    """Warn, in one line on the ``hdeeprm`` logger, of same-time submissions real Batsim may deliver in two messages.
+
+    Args:
+        instants: :attr:`EventKernel.split_risks` of a finished run (seconds); nothing is said when empty.
+    """
+    if instants:
+        shown = ", ".join(f"{t:f}" for t in instants[:5]) + (", ..." if len(instants) > 5 else "")
+        log.warning("%d instant(s) with 2+ jobs submitted together that real Batsim may deliver in two messages "
+                    "(its clock can land 1 ulp below the submission time; docs/engine.rst, \"Split submissions\"): "
+                    "t = %s s", len(instants), shown)
 
 
 class EventKernel:
@@ -44,12 +104,29 @@ class EventKernel:
 
     Args:
         workload: The jobs, with ``jobs[i].index == i``.
+        clock: A name of :data:`CLOCKS` (module docstring).
 
     Attributes:
         now: Current simulated time in seconds.
+        clock: The clock model.
+
+    Raises:
+        SimulationError: An unknown clock name.
     """
 
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, workload: Workload, clock: str = DEFAULT_CLOCK) -> None:
+        if clock not in CLOCKS:
+            raise SimulationError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+        self.clock = clock
+        self._batsim_clock = clock == "batsim"
+        #: Events that happened after the last batch, before the date the clock was held to: lists of
+        #: (submitted job indices, ended job indices, number of calls), delivered by the next batch.
+        self._held: tuple[list, list, int] | None = None
+        #: Instants (s) whose 2+ submissions real Batsim may deliver in two messages (docs/engine.rst, "Split
+        #: submissions"): :meth:`_submissions` records them.
+        self.split_risks: list[float] = []
+        self._last_sub = -_INF     # the last submission instant
+        self._stepped = False      # whether SimGrid's clock made a step strictly after it
         self.now = 0.0
         jobs = workload.jobs
         prefix = f"{workload.name}!"
@@ -94,3 +171,96 @@ class EventKernel:
                                   f"({self.now:g} s), got {when}")
         self._seq += 1
         heapq.heappush(self._heap, (when, PRIORITY_CALL, self._seq, -1, 0))
+
+    def _step(self, t: float) -> None:
+        """Note that something happened at ``t`` besides submissions (a job end, a call, a held decision).
+
+        Only a step at a time that is not a whole second counts: sums and differences of integers below 2**53
+        are exact, so whole-second steps cannot make SimGrid's clock miss a whole-second subtime.
+        """
+        if t > self._last_sub and not float(t).is_integer():
+            self._stepped = True
+
+    def _submissions(self, t: float, n: int) -> None:
+        """Note ``n`` submissions at instant ``t``; record ``t`` in :attr:`split_risks` when Batsim may split them.
+
+        Batsim's job submitter (src/job_submitter.cpp, ``job_submitter``) sleeps ``subtime - clock`` and reads
+        the clock back; a job whose ``submission_time`` is greater than that clock opens a new message. When
+        SimGrid's clock reached ``subtime`` in one step, the clock is ``subtime`` exactly and the jobs of one
+        subtime go together. When other events happened during the sleep, SimGrid reaches it by a sum of steps
+        whose float rounding can land one ulp *below* ``subtime``: then the second job of the instant goes in a
+        second message. That rounding is SimGrid's and cannot be derived here, so such instants with 2+ jobs
+        are recorded (the engine delivers them in one batch), and so are those whose previous submission
+        instant is below ``t / 2`` (then ``t - previous`` itself may round, Sterbenz's lemma no longer holding),
+        unless every time involved is a whole second (integer sums are exact).
+        """
+        last = self._last_sub
+        if n >= 2 and (self._stepped or (0.0 < last < t / 2 and not (float(t).is_integer()
+                                                                         and float(last).is_integer()))):
+            self.split_risks.append(t)
+        self._last_sub, self._stepped = t, False
+
+    def batch_time(self, t: float) -> float:
+        """The date a batch of instant ``t`` carries: ``t``, or :func:`protocol_time` ``(t)`` on Batsim's clock."""
+        return protocol_time(t) if self._batsim_clock else t
+
+    def after_batch(self, t: float) -> None:
+        """Move the clock to where the decisions answering the batch of instant ``t`` take effect.
+
+        Exact clock: nothing (they take effect at ``t``). Batsim's clock: :meth:`hold_until`
+        :func:`decision_time` ``(t)``.
+
+        Args:
+            t: The exact instant of the batch just handed out, seconds.
+        """
+        if self._batsim_clock:
+            self.hold_until(decision_time(t))
+
+    def hold_until(self, when: float) -> None:
+        """Move the clock forward to ``when``; the events due up to it happen now and wait for the next batch.
+
+        Batsim applies a decision event at ``max(clock, its timestamp)`` and sends its next message only once
+        the clock reached the reply's ``now`` (``send_message_at_time``, src/protocol.cpp; src/server.cpp):
+        whatever happens meanwhile (job ends, submissions, calls) is gathered and delivered, each event at its own
+        time, in the next message, dated ``when``. A ``when`` not after :attr:`now` does nothing.
+
+        Args:
+            when: Seconds.
+        """
+        if not when > self.now:
+            return
+        self._step(when)
+        while True:
+            t = self.next_event_time()
+            if t > when:
+                break
+            self.now = t
+            submitted, completed, calls = self._instant(t)
+            held = self._held
+            self._held = (submitted, completed, calls) if held is None else \
+                (held[0] + submitted, held[1] + completed, held[2] + calls)
+        self.now = when
+
+    def _pop_submissions(self, t: float) -> list[int]:
+        """Take the jobs submitted at instant ``t`` off the stream (Batsim order) and note them (:meth:`_submissions`).
+
+        Returns:
+            Their job indices.
+        """
+        ptr, times, order = self._sub_ptr, self._sub_times, self._sub_order
+        nb = len(order)
+        due = []
+        while ptr < nb and times[ptr] == t:
+            due.append(order[ptr])
+            ptr += 1
+        self._sub_ptr = ptr
+        if due:
+            self._submissions(t, len(due))
+        return due
+
+    def _instant(self, t: float) -> tuple[list, list, int]:
+        """Make the events of instant ``t`` (= :attr:`now`) happen: the jobs submitted, the jobs ended, the calls.
+
+        Subclasses that own jobs implement it (the engine ends jobs here).
+        """
+        raise NotImplementedError

@@ -283,3 +283,27 @@ def test_recorder_without_energy_keeps_no_energy_rows():
     assert recorder.machine_states == [(0.0, 1, 2), (1.0, 1, 2), (4.0, 3, 0)]
     assert recorder.pstate_changes == [(1.0, (2,), -1), (1.0, (2,), 0)]
     assert recorder.energy_log == []
+
+
+def test_batsim_clock_decides_at_the_printed_time_and_holds_what_happens_meanwhile():
+    """Batsim prints T = 2/3 s as 0.666667 and applies the decisions then (max(T, printed T)); c, ending at
+    0.6666668 s in between, ends at its time but is reported in the next batch, at 0.666667."""
+    fast = HostSpec("f", (3e9,), (10.0,), (30.0,))
+    wl = workload(("a", 0.0, 1, ph(2e9)), ("c", 0.0, 1, ph(2000000400.0)), ("b", 0.0, 1, delay(1.0)))
+    runs = {}
+    for clock in ("batsim", "exact"):
+        engine = Engine([fast, fast], wl, clock=clock)
+        engine.next_batch()
+        engine.execute_job(wl.jobs[0], [0])
+        engine.execute_job(wl.jobs[1], [1])
+        batch = engine.next_batch()
+        assert ids(batch.completed) == ["a"]
+        engine.execute_job(wl.jobs[2], [0])
+        rest = []
+        while (batch := engine.next_batch()) is not None:
+            rest.append((batch.time, ids(batch.completed)))
+        runs[clock] = (rest, engine.start_time[2], engine.finish_time.tolist())
+    assert runs["batsim"] == ([(0.666667, ["c"]), (1.666667, ["b"])], 0.666667, [2 / 3, 0.6666668, 1.666667])
+    assert runs["exact"] == ([(0.6666668, ["c"]), (2 / 3 + 1.0, ["b"])], 2 / 3, [2 / 3, 0.6666668, 2 / 3 + 1.0])
+    with pytest.raises(SimulationError, match=exactly("clock must be one of exact, batsim, got 'Batsim'")):
+        Engine([fast], wl, clock="Batsim")

@@ -41,9 +41,9 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(stream))
 
 
-def simulate(case: str, platform: str, scheduler, tmp_path: Path, **kwargs) -> Path:
+def simulate(case: str, platform: str, scheduler, tmp_path: Path, clock: str = "exact", **kwargs) -> Path:
     hosts = read_simgrid_platform(GOLDEN / case / platform)
-    engine = Engine(hosts, read_batsim_workload(GOLDEN / case / "workload.json"))
+    engine = Engine(hosts, read_batsim_workload(GOLDEN / case / "workload.json"), clock=clock)
     scheduler(engine, **kwargs)
     write_outputs(tmp_path, engine.result())
     return tmp_path
@@ -154,3 +154,22 @@ def test_reruns_are_byte_identical(runs, tmp_path):
     for name in ("out_jobs.csv", "out_machine_states.csv", "out_consumed_energy.csv",
                  "out_pstate_changes.csv"):
         assert (again / name).read_bytes() == (runs["energy-micro/fcfs"] / name).read_bytes()
+
+
+def test_batsim_clock_keeps_the_golden_runs_and_tightens_hetero_ptask(tmp_path):
+    """Batsim's 6-decimal clock (decisions at max(T, printed T)): delay runs unchanged, and every time of
+    hetero-ptask as Batsim printed it (the exact clock is within 8e-6 s there)."""
+    out = simulate("hetero-ptask", "platform.xml", run_pstate_fcfs, tmp_path / "hetero", clock="batsim",
+                   fast_hosts={4, 5, 6, 7})
+    gold = {row["job_id"]: row for row in read_rows(GOLDEN / "hetero-ptask/pstate-fcfs/out_jobs.csv")}
+    mine = {row["job_id"]: row for row in read_rows(out / "out_jobs.csv")}
+    assert mine.keys() == gold.keys()
+    for job_id, g in gold.items():
+        assert [mine[job_id][c] for c in TIME_COLUMNS + EXACT_COLUMNS] == [g[c] for c in TIME_COLUMNS + EXACT_COLUMNS]
+    for case, run in (("kth2000-delay", "fcfs-ideal"), ("energy-micro", "fcfs")):
+        platform = "platform_ideal.xml" if case == "kth2000-delay" else "platform.xml"
+        out = simulate(case, platform, run_fcfs, tmp_path / case, clock="batsim")
+        gold = read_rows(GOLDEN / case / run / "out_jobs.csv")
+        mine = {row["job_id"]: row for row in read_rows(out / "out_jobs.csv")}
+        assert all([mine[g["job_id"]][c] for c in TIME_COLUMNS + EXACT_COLUMNS] ==
+                   [g[c] for c in TIME_COLUMNS + EXACT_COLUMNS] for g in gold)

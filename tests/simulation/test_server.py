@@ -258,3 +258,33 @@ def test_cli_rejects_the_master_role_real_batsim_aborts_on_and_honours_master_ho
         f"compute_node, storage ({platform})\n")
     # With -m naming another host, master_host is the only master (by its property), h0 a compute node.
     assert [h.name for h in read_simgrid_platform(platform, master_host="nobody")] == ["h0"]
+
+
+def test_reply_timestamps_and_now_are_honoured_as_batsim_does():
+    """A decision stamped later (PyBatsim's consume_time) takes effect then; what happens before the reply's
+    now comes in the next message, dated that now, each event with its own time, in time order."""
+    a = Job(0, "a", 0.0, 1, -1.0, Profile("d0.002", "delay", delay=0.002))
+    b = Job(1, "b", 0.008, 1, -1.0, Profile("d1", "delay", delay=1.0))
+    s = _small([a, b])
+    s.start()
+    assert [e.job_id for e in _decode(s.answer(_reply(0.0)))[1]] == ["w0!a"]
+    m = s.answer(P.dumps_message(0.01, [P.ExecuteJob("w0!a", ProcSet(0), timestamp=0.005)]))
+    now, events = _decode(m)
+    assert now == 0.01
+    assert [(type(e).__name__, e.timestamp) for e in events] == [("JobCompleted", 0.007), ("JobSubmitted", 0.008)]
+    assert (s.engine.start_time[0], s.engine.finish_time[0]) == (0.005, 0.007)
+    with pytest.raises(ProtocolError, match="must not be after the message's now"):
+        s.answer(P.dumps_message(0.01, [P.ExecuteJob("w0!b", ProcSet(1), timestamp=0.02)]))
+
+
+def test_clock_batsim_prints_message_times_with_6_decimals():
+    h = [HostSpec("h0", (3e9,), (95.0,), (190.0,))]
+    wl = Workload([Job(0, "a", 0.0, 1, -1.0, Profile("p", "parallel_homogeneous", cpu=2e9))], nb_res=1)
+    s = BatsimSession(Engine(h, wl), wl, h, clock="batsim")
+    s.start()
+    s.answer(_reply(0.0))
+    s.answer(_reply(0.0, P.ExecuteJob("w0!a", ProcSet(0))))   # -> NOTIFY
+    m = s.answer(_reply(0.0))
+    assert json.loads(m)["now"] == 0.666667 and _decode(m)[1][0].job_id == "w0!a"   # ends at 2/3 s
+    with pytest.raises(OptionsError, match="clock must be one of exact, batsim, got 'exactly'"):
+        BatsimSession(Engine(h, wl), wl, h, clock="exactly")

@@ -18,8 +18,13 @@ simulated instant (``docs/engine.rst``, "Same-instant event order"):
 2. One message per instant: every JOB_SUBMITTED (ordered by ``w0!<id>``,
    the engine's order), then every JOB_COMPLETED (start order), then
    REQUESTED_CALL if one was asked for that instant.
-3. Decisions take effect at the instant of the message they answer;
-   acknowledgements (RESOURCE_STATE_CHANGED, JOB_KILLED, ANSWER) come in the
+3. Every decision event takes effect at ``max(clock, its timestamp)``, in the
+   reply's order, and nothing is sent before the clock reached the reply's
+   ``now`` (Batsim's ``send_message_at_time``, src/protocol.cpp): a scheduler
+   that stamps its decisions later (PyBatsim's ``consume_time``) has its jobs
+   started then, and the events that happen meanwhile come in the next
+   message, dated that ``now`` (``docs/engine.rst``, "Protocol clock").
+   Acknowledgements (RESOURCE_STATE_CHANGED, JOB_KILLED, ANSWER) come in the
    next message at the same time.
 4. NOTIFY ``no_more_static_job_to_submit`` in its own message right after the
    message holding the last submission; SIMULATION_ENDS alone after the
@@ -39,6 +44,7 @@ from procset import ProcSet
 
 from hdeeprm.errors import HDeepRMError, OptionsError, ProtocolError, SimulationError
 from hdeeprm.simulation.batsim import protocol as P
+from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK, protocol_time, warn_split_risks
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
@@ -114,6 +120,10 @@ class BatsimSession:
         workload_path: Path of the workload JSON, sent in SIMULATION_BEGINS.
         energy: Whether energy is simulated (Batsim ``-E``); QUERY
             ``consumed_energy`` is refused without it.
+        clock: ``"exact"`` (default): message times are sent exactly; ``"batsim"``: printed with 6 decimals
+            as Batsim does (:func:`~hdeeprm.simulation.kernel.protocol_time`), so a scheduler that stamps its
+            decisions with the ``now`` it read has them applied up to 0.5 us late, as on real Batsim.
+            Timestamps and ``now`` in replies are honoured with either.
 
     Raises:
         ProtocolError: (from :meth:`answer`) a reply Batsim would refuse.
@@ -122,7 +132,10 @@ class BatsimSession:
     """
 
     def __init__(self, engine: Any, workload: Workload, hosts: Sequence[HostSpec], *,
-                 workload_path: str | Path = "", energy: bool = True) -> None:
+                 workload_path: str | Path = "", energy: bool = True, clock: str = DEFAULT_CLOCK) -> None:
+        if clock not in CLOCKS:
+            raise OptionsError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+        self._stamp = protocol_time if clock == "batsim" else float
         self.engine = engine
         self.workload = workload
         self.hosts = hosts
@@ -160,7 +173,7 @@ class BatsimSession:
 
     def _send(self, now: float, events: list) -> str:
         self.nb_messages += 1
-        return P.dumps_message(now, events)
+        return P.dumps_message(self._stamp(now), events)
 
     def _next_message(self) -> str | None:
         engine = self.engine
@@ -180,18 +193,26 @@ class BatsimSession:
                 self._ended = True
                 return self._send(engine.now, [P.SimulationEnds()])
             events: list[P.BatsimEvent] = []
-            name = self.workload.name
+            name, t = self.workload.name, batch.time
             for job in batch.submitted:
-                events.append(job_submitted(job, name))
+                event = job_submitted(job, name)
+                if job.subtime != t:   # held while the clock waited for a reply's now: its own time
+                    event.timestamp = self._stamp(job.subtime)
+                events.append(event)
             self._nb_submitted += len(batch.submitted)
             state = engine.state
             for job in batch.completed:
                 if job.index in self._killed:
                     continue  # acknowledged by JOB_KILLED, as Batsim does
                 st = state[job.index]
+                end = float(engine.finish_time[job.index])
                 events.append(P.JobCompleted(self._full_id[job.index], st.value,
                                              0 if st is JobState.COMPLETED_SUCCESSFULLY else -1,
-                                             self._alloc[job.index]))
+                                             self._alloc[job.index],
+                                             timestamp=None if end == t else self._stamp(end)))
+            if len(events) > 1 and any(e.timestamp is not None for e in events):
+                # held events in the order they reached Batsim's server (stable: same-time ones as above)
+                events.sort(key=lambda e: t if e.timestamp is None else e.timestamp)
             if batch.requested_call:
                 events.append(P.RequestedCall())
             if not self._notified and self._nb_submitted == len(self.workload.jobs):
@@ -222,10 +243,13 @@ class BatsimSession:
             ProtocolError: Unsupported or malformed event (named).
             SimulationError: The engine refused a decision.
         """
-        _, commands = P.decode_commands(reply)
+        now, commands = P.decode_commands(reply)
         if not self._ended:
-            for cmd in commands:
+            hold = self.engine.hold_until
+            for cmd in commands:   # each at max(clock, its timestamp) (send_message_at_time, src/protocol.cpp)
+                hold(cmd.timestamp)
                 self._apply(cmd)
+            hold(now)              # SCHED_READY once the clock reached the reply's now
         elif commands:
             raise ProtocolError(f"the reply to SIMULATION_ENDS must have no event, got "
                                 f"{len(commands)}")
@@ -347,7 +371,8 @@ def split_export_prefix(export: str | Path) -> tuple[Path, str]:
 def run_server(platform: str | Path, workload_path: str | Path, *,
                endpoint: str = DEFAULT_ENDPOINT, export: str | Path = "out",
                energy: bool = False, timeout: float | None = None,
-               log: Callable[[str], None] | None = None, master_host: str = DEFAULT_MASTER_HOST) -> Any:
+               log: Callable[[str], None] | None = None, master_host: str = DEFAULT_MASTER_HOST,
+               clock: str = DEFAULT_CLOCK) -> Any:
     """Read Batsim inputs, serve one simulation to a decision process, write Batsim outputs.
 
     The equivalent of ``batsim -p platform -w workload -s endpoint -e export [-E]``.
@@ -363,6 +388,7 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
         timeout: Seconds to wait for each reply (``None`` = forever).
         log: Message logger, see :func:`serve`.
         master_host: The host given Batsim's ``master`` role (``-m``; Batsim's default ``master_host``).
+        clock: How message times are sent, see :class:`BatsimSession` (``--clock``).
 
     Returns:
         The engine's ``result()`` (also written with
@@ -380,8 +406,9 @@ def run_server(platform: str | Path, workload_path: str | Path, *,
     hosts = read_simgrid_platform(platform, master_host=master_host)
     workload = read_batsim_workload(workload_path)
     engine = Engine(hosts, workload, energy=energy, record=True)
-    session = BatsimSession(engine, workload, hosts, workload_path=workload_path, energy=energy)
+    session = BatsimSession(engine, workload, hosts, workload_path=workload_path, energy=energy, clock=clock)
     serve(session, endpoint, timeout=timeout, log=log)
+    warn_split_risks(engine.split_risks)
     result = engine.result()
     outdir, prefix = split_export_prefix(export)
     outdir.mkdir(parents=True, exist_ok=True)
