@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbosity in ("network-only", "debug"):
         def log(line: str) -> None:
             print(f"[network] {line}", file=sys.stderr)
-    from hdeeprm.simulation.batsim.server import run_server
+    from hdeeprm.run.batsim_server import run_server
 
     def serve() -> None:
         result = run_server(args.platform, args.workload[0], endpoint=args.socket_endpoint,

@@ -9,6 +9,8 @@ is ``hdeeprm-evaluate`` (policies compared on windows of a trace).
 
 The other modules:
 
+* :mod:`~hdeeprm.run.batsim_server`: What ``hdeeprm-batsim`` does: the embedded engine behind Batsim's command
+  line, serving one decision process.
 * :mod:`~hdeeprm.run.gpu_launch`: What ``hdeeprm-launch`` does for an options file with a ``gpu`` block: a
   timed GPU replay.
 * :mod:`~hdeeprm.run.gpu_replay`: The timed GPU replay: jobs arrive, queue, are placed on a GpuCluster, run

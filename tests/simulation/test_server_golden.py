@@ -19,7 +19,7 @@ import pytest
 
 from hdeeprm.errors import WorkloadError
 from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
-from hdeeprm.simulation.batsim.server import run_server
+from hdeeprm.run.batsim_server import run_server
 from hdeeprm.workload.batsim_json import read_batsim_workload
 from tests.conftest import GOLDEN
 

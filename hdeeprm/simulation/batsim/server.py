@@ -44,9 +44,8 @@ from procset import ProcSet
 
 from hdeeprm.errors import HDeepRMError, OptionsError, ProtocolError, SimulationError
 from hdeeprm.simulation.batsim import protocol as P
-from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK, protocol_time, warn_split_risks
+from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK, protocol_time
 from hdeeprm.platform.hosts import HostSpec
-from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState, Profile, Workload
 
 #: Default endpoint, Batsim's own default port on the loopback interface
@@ -368,53 +367,6 @@ def split_export_prefix(export: str | Path) -> tuple[Path, str]:
     return path.parent, path.name
 
 
-def run_server(platform: str | Path, workload_path: str | Path, *,
-               endpoint: str = DEFAULT_ENDPOINT, export: str | Path = "out",
-               energy: bool = False, timeout: float | None = None,
-               log: Callable[[str], None] | None = None, master_host: str = DEFAULT_MASTER_HOST,
-               clock: str = DEFAULT_CLOCK) -> Any:
-    """Read Batsim inputs, serve one simulation to a decision process, write Batsim outputs.
-
-    The equivalent of ``batsim -p platform -w workload -s endpoint -e export [-E]``.
-
-    Args:
-        platform: SimGrid XML platform (Batsim ``-p``).
-        workload_path: Batsim JSON workload (``-w``); profiles must be
-            ``delay`` or ``parallel_homogeneous`` without communication.
-        endpoint: Where the decision process listens (``-s``).
-        export: Output prefix (``-e``): ``OUTDIR/out`` writes ``OUTDIR/out_jobs.csv``…
-        energy: Simulate energy (``-E``); without it jobs' ``consumed_energy``
-            is -1 and ``consumed_joules`` 0, as Batsim writes.
-        timeout: Seconds to wait for each reply (``None`` = forever).
-        log: Message logger, see :func:`serve`.
-        master_host: The host given Batsim's ``master`` role (``-m``; Batsim's default ``master_host``).
-        clock: How message times are sent, see :class:`BatsimSession` (``--clock``).
-
-    Returns:
-        The engine's ``result()`` (also written with
-        :func:`hdeeprm.outputs.batsim_csv.write_outputs`).
-
-    Raises:
-        PlatformError, WorkloadError: Bad inputs (e.g. an unsupported profile type).
-        ProtocolError, SimulationError: See :func:`serve`.
-    """
-    from hdeeprm.simulation.engine import Engine
-    from hdeeprm.outputs.batsim_csv import write_outputs
-    from hdeeprm.platform.simgrid_reader import read_simgrid_platform
-    from hdeeprm.workload.batsim_json import read_batsim_workload
-
-    hosts = read_simgrid_platform(platform, master_host=master_host)
-    workload = read_batsim_workload(workload_path)
-    engine = Engine(hosts, workload, energy=energy, record=True)
-    session = BatsimSession(engine, workload, hosts, workload_path=workload_path, energy=energy, clock=clock)
-    serve(session, endpoint, timeout=timeout, log=log)
-    warn_split_risks(engine.split_risks)
-    result = engine.result()
-    outdir, prefix = split_export_prefix(export)
-    outdir.mkdir(parents=True, exist_ok=True)
-    write_outputs(outdir, result, prefix=prefix)
-    return result
-
 
 __all__ = ["BatsimSession", "DEFAULT_ENDPOINT", "job_submitted", "profile_to_json",
-           "resources_from_hosts", "run_server", "serve", "split_export_prefix"]
+           "resources_from_hosts", "serve", "split_export_prefix"]
