@@ -155,7 +155,6 @@ class Engine(EventKernel):
         self.finish_time = np.full(nj, np.nan)
         self.allocation: list[tuple[int, ...] | None] = [None] * nj
         self._alloc_idx: list[np.ndarray | None] = [None] * nj  # while running
-        self._on_gpus = [False] * nj   # whether the GPU model holds GPUs for the job
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
@@ -299,7 +298,6 @@ class Engine(EventKernel):
             if self._gpu is None or self._is_ph[i]:
                 raise SimulationError(f"execute job {job.id!r}: GPUs need a GPU model and a delay profile")
             speed = self._gpu.start(i, gpus, job.profile.delay)
-            self._on_gpus[i] = True
         now = self.now
         self.busy[idx] = True
         for h in alloc:
@@ -366,7 +364,6 @@ class Engine(EventKernel):
             host_last_end[h] = now   # time never goes back: the last end on this host so far
         self._n_busy -= len(idx)
         if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
-            self._on_gpus[i] = False
             self._gpu.end(i)
         computed = self._is_ph[i]
         if computed:
