@@ -75,6 +75,7 @@ class GpuBinder:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.rank = self.rng.permutation(cluster.nb_nodes)
         self.state = PlacementState(cluster)
+        self._empty = PlacementState(cluster)   # the platform with nothing running (never changed)
         self.held: dict[int, Placement] = {}
         self._pending: dict[int, Placement] = {}
         self._any_model = np.ones(len(cluster.models) + 1, dtype=bool)
@@ -87,7 +88,7 @@ class GpuBinder:
         """Why ``job``'s cores and GPUs fit no node even when the platform is empty, or None."""
         if not job.num_gpu:
             return None
-        if len(PlacementState(self.cluster).fitting_nodes(self.pod(job))) == 0:
+        if len(self._empty.fitting_nodes(self.pod(job))) == 0:
             return (f"requests {job.res} cores and {job.num_gpu} x {job.gpu_milli} milli-GPU on one node, no node "
                     "has them")
         return None
