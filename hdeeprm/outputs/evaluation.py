@@ -168,3 +168,46 @@ def plot_boxes(rows: Sequence[Mapping], labels: Sequence[str], path: str | Path,
     finally:
         plt.close(fig)
     return path
+
+
+def plot_training(rows: Sequence[Mapping], path: str | Path, *, metric: str = BOX_METRIC, dpi: int = 120) -> Path:
+    """The learning curves of a training: episode return and training-window score against decisions (PNG).
+
+    Two panels over the cumulative decisions (the agent's steps) at the end of each episode: the episode's
+    return (sum of rewards) and ``metric`` of its training window, each with its running mean over the last
+    10 episodes.
+
+    Args:
+        rows: One row per training episode with ``decisions`` (cumulative), ``reward`` and ``metric``
+            (:func:`hdeeprm.run.evaluate.train_agent`).
+        path: The PNG file to write.
+        metric: Key of the metrics summary plotted as the training-window score.
+        dpi: Resolution.
+
+    Returns:
+        The file written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = np.asarray([r["decisions"] for r in rows], dtype=np.float64)
+    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(7.0, 5.6))
+    try:
+        for ax, key, label in ((axes[0], "reward", "episode return"),
+                               (axes[1], metric, f"{METRIC_LABELS.get(metric, metric)}, training window")):
+            values = np.asarray([r[key] for r in rows], dtype=np.float64)
+            window = min(10, len(values))
+            running = np.convolve(values, np.ones(window) / window, mode="valid") if window else values
+            ax.plot(steps, values, ".", alpha=0.4, label="episode")
+            ax.plot(steps[window - 1:], running, "-", label=f"mean of the last {window}")
+            ax.set_ylabel(label)
+            ax.legend(fontsize="small")
+        axes[1].set_xlabel("decisions (agent steps)")
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return path

@@ -434,8 +434,9 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
         progress: Show a progress bar of the episodes.
 
     Returns:
-        One row per episode: ``episode``, ``window``, ``first_job``, ``reward`` (sum),
-        ``loss`` (None when nothing was learnt) and the metrics of :data:`EVALUATION_METRICS`.
+        One row per episode: ``episode``, ``window``, ``first_job``, ``decisions`` (the agent's decisions so far,
+        cumulative), ``reward`` (sum), ``loss`` (None when nothing was learnt) and the metrics of
+        :data:`EVALUATION_METRICS`.
 
     Raises:
         OptionsError: no training window, or ``episodes`` < 1.
@@ -453,6 +454,7 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
     rng = np.random.default_rng(options.seed)
     order: list[int] = []
     log = []
+    decisions = 0
     bar = None
     if progress:
         from tqdm import tqdm
@@ -475,8 +477,9 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
                                              model=make_contention_model(wopts.contention))
                 loss = end_episode(agent)
                 metrics = episode.metrics()
+                decisions += episode.manager.decisions
                 log.append({"episode": episode_index, "window": window.index, "first_job": window.first_job,
-                            "reward": total, "loss": loss,
+                            "decisions": decisions, "reward": total, "loss": loss,
                             **{key: metrics[key] for key, _, _ in EVALUATION_METRICS}})
                 if bar is not None:
                     bar.update()
@@ -520,7 +523,7 @@ def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = 
     policy, the whole metrics summary), ``bounded_slowdown.png`` (one box per
     policy), ``run.json`` (resolved options, versions, the span's conversion
     report, the windows and the policies) and, when training,
-    ``training.csv`` (one row per episode) and the checkpoint.
+    ``training.csv`` (one row per episode), ``training.png`` (the learning curves) and the checkpoint.
 
     Args:
         options: The base options (:func:`hdeeprm.config.options.load_options`).
@@ -568,7 +571,7 @@ def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, se
                     train_episodes: int, inmodel: str | None, outmodel: str | None,
                     quiet: bool) -> EvaluationResult:
     """:func:`run_evaluation` once the inputs are checked and ``outdir`` locked."""
-    from hdeeprm.outputs.evaluation import aggregate, plot_boxes, write_csv
+    from hdeeprm.outputs.evaluation import aggregate, plot_boxes, plot_training, write_csv
     from hdeeprm.run.lifecycle import write_run_info
 
     training: list[dict] = []
@@ -577,6 +580,7 @@ def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, se
         training = train_agent(options, train, the_plan.windows, episodes=train_episodes, outmodel=outmodel,
                                inmodel=inmodel, progress=not quiet)
         write_csv(outdir / "training.csv", training)
+        plot_training(training, outdir / "training.png")
         policies = [*policies, *parse_policies(f"{train}:{outmodel}", options.start_strategy)]
     rows = evaluate(options, policies, selected, jobs=jobs, progress=not quiet)
     labels = [p.label for p in policies]

@@ -43,7 +43,11 @@ def test_train_then_compare(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{REINFORCE}:{tmp_path / 'model.pt'}" in out
     assert (tmp_path / "model.pt").is_file()
-    assert len(list(csv.DictReader(open(tmp_path / "training.csv")))) == 2
+    training = list(csv.DictReader(open(tmp_path / "training.csv")))
+    assert len(training) == 2
+    # the learning curves: decisions (agent steps) accumulate, and the plot of return and score against them
+    assert 0 < int(training[0]["decisions"]) < int(training[1]["decisions"])
+    assert (tmp_path / "training.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("argv, message", [
