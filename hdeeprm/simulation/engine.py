@@ -19,10 +19,9 @@ of the outputs by a :class:`~hdeeprm.simulation.recording.Recorder`; the engine 
 directly (each is None when switched off) and prints and logs nothing.
 
 The clock, the submission stream, the heap and the same-instant order are the event kernel's
-(:class:`~hdeeprm.simulation.kernel.EventKernel`, which the engine subclasses); the engine adds the
-CPU model (hosts, pstates, lockstep ``parallel_homogeneous`` progress, Batsim's energy) and takes a
-GPU model plugged in (``gpu=``, :class:`~hdeeprm.simulation.gpu_model.GpuModel`): a job may then run
-on cores, on GPUs, or on both.
+(:class:`~hdeeprm.simulation.kernel.EventKernel`, subclassed here); the engine adds the CPU model (hosts,
+pstates, lockstep ``parallel_homogeneous`` progress, Batsim's energy) and takes a GPU model plugged in
+(``gpu=``, :class:`~hdeeprm.simulation.gpu_model.GpuModel`): a job may run on cores, GPUs, or both.
 """
 from __future__ import annotations
 
@@ -198,7 +197,12 @@ class Engine(EventKernel):
             self._wall_start = wall
         else:
             self._wall_sched += wall - self._wall_return
-        t = self.next_event_time()
+        heap, version = self._heap, self._version   # next_event_time(), inlined (the hot path)
+        while heap and heap[0][1] == PRIORITY_COMPLETION and heap[0][4] != version[heap[0][3]]:
+            heapq.heappop(heap)
+        t, ptr = heap[0][0] if heap else _INF, self._sub_ptr
+        if ptr < len(self._sub_order) and self._sub_times[ptr] < t:
+            t = self._sub_times[ptr]
         held = self._held
         if self._pending_kills or self._pending_acks or held is not None:
             t = self.now
@@ -216,13 +220,14 @@ class Engine(EventKernel):
         if self._pending_kills:
             killed = [self._jobs[j] for j in self._pending_kills]
             self._pending_kills = []
-            start_seq = self._start_seq
-            completed = sorted(completed + killed, key=lambda job: start_seq[job.index])
+            completed = sorted(completed + killed, key=lambda job, start_seq=self._start_seq: start_seq[job.index])
         acks: list[tuple[tuple[int, ...], int]] = []
         if self._pending_acks:
             acks, self._pending_acks = self._pending_acks, []
-        batch = Batch(self.batch_time(t), submitted, completed, calls > 0, killed, calls, acks)
-        self.after_batch(t)
+        batch = Batch(self.batch_time(t) if self._batsim_clock else t, submitted, completed, calls > 0, killed, calls,
+                      acks)
+        if self._batsim_clock:   # the exact clock: decisions at t
+            self.after_batch(t)
         self._wall_return = _wallclock.perf_counter()
         return batch
 
@@ -235,12 +240,15 @@ class Engine(EventKernel):
         if self._gpu is not None:
             self._gpu.advance(t)
         jobs, heap, state = self._jobs, self._heap, self.state
-        due = self._pop_submissions(t)
-        if due and self._sub_ptr == len(due) and self._account is not None:
-            self._account.first_submission(t)
-        for i in due:
-            state[i] = _SUBMITTED
-        submitted = [jobs[i] for i in due]
+        submitted: list[Job] = []
+        ptr, times = self._sub_ptr, self._sub_times
+        if ptr < len(times) and times[ptr] == t:
+            due = self._pop_submissions(t)
+            if self._sub_ptr == len(due) and self._account is not None:
+                self._account.first_submission(t)
+            for i in due:
+                state[i] = _SUBMITTED
+            submitted = [jobs[i] for i in due]
         completed: list[Job] = []
         calls = 0
         version = self._version
@@ -252,8 +260,8 @@ class Engine(EventKernel):
                     completed.append(jobs[j])
             else:
                 calls += 1
-        if completed or calls:
-            self._step(t)
+        if (completed or calls) and t > self._last_sub and not float(t).is_integer():   # _step(t), inlined
+            self._stepped = True
         return submitted, completed, calls
 
     # ------------------------------------------------------------------ job life cycle
