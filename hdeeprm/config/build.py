@@ -6,6 +6,7 @@ directory; every path comes resolved from the options.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Sequence
@@ -113,14 +114,12 @@ def with_gpu_jobs(workload: Workload, options: Options) -> Workload:
         WorkloadError: the GPU trace is invalid or ``gpu_jobs.first_job`` is past its end.
     """
     from hdeeprm.workload.gpu_jobs import DEFAULT_CORES_PER_GPU, as_core_jobs, read_gpu_workload
-    from hdeeprm.workload.model import Job
 
     block = options.gpu_jobs
     trace = read_gpu_workload(block["workload_file_path"]).window(int(block.get("first_job", 0)), block.get("nb_jobs"))
     extra = as_core_jobs(trace, 0, int(block.get("cores_per_gpu", DEFAULT_CORES_PER_GPU)))
     merged = sorted(workload.jobs + extra, key=lambda job: job.subtime)   # stable: CPU jobs first at equal times
-    jobs = [Job(i, j.id, j.subtime, j.res, j.walltime, j.profile, j.mem, j.mem_bw, j.swf_id, j.requested_time,
-                j.num_gpu, j.gpu_milli) for i, j in enumerate(merged)]
+    jobs = [dataclasses.replace(job, index=i) for i, job in enumerate(merged)]
     report = {**workload.report, "gpu jobs": len(extra)}
     return Workload(jobs=jobs, name=workload.name, nb_res=workload.nb_res, reference_speed=workload.reference_speed,
                     report=report, source=workload.source)

@@ -160,18 +160,12 @@ class GpuBinder:
 
     def take_cores(self, job: Job, cores: np.ndarray) -> Placement | None:
         """Bind what ``job`` starts on: its cores (in the free-core counts) and the GPUs chosen for it, if any."""
-        nodes = np.bincount(self.core_node[cores], minlength=self.cluster.nb_nodes)
-        self.state.cpu_left -= nodes * MILLI
         share = self._pending.pop(job.index, None)
+        self.move(self.state, job, cores, share, -1)
         if share is not None:
-            self.state.place(share.node, share.gpus, share.pod)
             self.held[job.index] = share
         return share
 
     def give_cores(self, job: Job, cores: np.ndarray) -> None:
         """Release what ``job`` held (it ended): its cores and its GPUs."""
-        nodes = np.bincount(self.core_node[np.asarray(cores, dtype=np.int64)], minlength=self.cluster.nb_nodes)
-        self.state.cpu_left += nodes * MILLI
-        share = self.held.pop(job.index, None)
-        if share is not None:
-            self.state.release(share.node, share.gpus, share.pod)
+        self.move(self.state, job, cores, self.held.pop(job.index, None), +1)

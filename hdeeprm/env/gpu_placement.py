@@ -257,7 +257,7 @@ class GpuPlacementEnv(gymnasium.Env):
         fixed[:, 0] = cluster.gpu_count / self.gpu_slots
         nb_models = len(cluster.models)
         fixed[:, 1] = np.where(cluster.gpu_model >= 0, (cluster.gpu_model + 1) / (nb_models + 1), 0.0)
-        speed = 1.0 / self.replay.slowness[cluster.gpu_model]
+        speed = 1.0 / self.replay.model.slowness[cluster.gpu_model]
         fixed[:, 2] = np.where(cluster.gpu_count > 0, speed / 4.0, 0.0)
         self._fixed = clip_unit(fixed)
         largest_cpu, largest_mem = float(self._cpu_cap.max()), float(self._mem_cap.max())

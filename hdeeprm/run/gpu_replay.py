@@ -22,12 +22,11 @@ from hdeeprm.decision.fragmentation import typical_pods
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.results import GpuRunResult
-from hdeeprm.simulation.gpu_model import DEFAULT_REFERENCE_TYPE, SPEED_PRECISIONS, GpuModel, GpuSpeedModel, type_factors
+from hdeeprm.simulation.gpu_model import GpuModel, GpuSpeedModel
 from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import DELAY, Job, Profile, Workload
 
-__all__ = ["GpuRunConfig", "GpuRunResult", "GpuReplay", "simulate_gpu", "kernel_workload", "type_factors",
-           "SPEED_PRECISIONS", "DEFAULT_REFERENCE_TYPE"]
+__all__ = ["GpuRunConfig", "GpuRunResult", "GpuReplay", "simulate_gpu", "kernel_workload"]
 
 
 @dataclass(frozen=True)
@@ -95,8 +94,6 @@ class GpuReplay:
         self.wall = time.perf_counter()
         self.cluster, self.jobs, self.config = cluster, jobs, config
         self.model = GpuModel(cluster, jobs, config)
-        self.slowness, self.idle, self.tdp, self.stand_ins = (self.model.slowness, self.model.idle, self.model.tdp,
-                                                              self.model.stand_ins)
         n = len(jobs)
         rng = np.random.default_rng(config.seed)
         self.typical = typical_pods(jobs.as_pods(), cluster.models) if n else None
@@ -240,7 +237,7 @@ class GpuReplay:
                             completion_order=self.order, times=table[:, 0], allocated=table[:, 1].astype(np.int64),
                             busy_gpus=table[:, 2].astype(np.int64), fragmented=table[:, 3], power=table[:, 4],
                             queued=table[:, 5].astype(np.int64), energy=float(model.spent),
-                            stand_ins=self.stand_ins, gpu_offset=offset, scheduling_time=self.deciding,
+                            stand_ins=model.stand_ins, gpu_offset=offset, scheduling_time=self.deciding,
                             simulation_time=time.perf_counter() - self.wall)
 
 

@@ -260,8 +260,8 @@ class Engine(EventKernel):
                     completed.append(jobs[j])
             else:
                 calls += 1
-        if (completed or calls) and t > self._last_sub and not float(t).is_integer():   # _step(t), inlined
-            self._stepped = True
+        if completed or calls:
+            self._step(t)
         return submitted, completed, calls
 
     # ------------------------------------------------------------------ job life cycle

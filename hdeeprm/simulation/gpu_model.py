@@ -237,11 +237,13 @@ class GpuModel:
 
     def end(self, job: int) -> None:
         """Free the GPUs of ``job`` (if it holds any), which ends now (at :attr:`now`): the energy window grows."""
-        model = self.cluster.gpu_model
-        for p in self._held_by.pop(job, ()):
-            self.held[model[p.node]] -= p.gpu_milli * len(p.gpus)
-            self.busy[p.node, p.gpus] -= 1
-        self.refresh()
+        placed = self._held_by.pop(job, None)
+        if placed is not None:   # a job that held no GPU changes no power
+            model = self.cluster.gpu_model
+            for p in placed:
+                self.held[model[p.node]] -= p.gpu_milli * len(p.gpus)
+                self.busy[p.node, p.gpus] -= 1
+            self.refresh()
         self.spent = self.energy
 
     def refresh(self) -> None:
