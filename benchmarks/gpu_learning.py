@@ -190,7 +190,7 @@ def placement(args) -> int:
         return lambda e, obs: int(m.predict(obs, deterministic=True, action_masks=e.action_masks())[0])
 
     train_names = [s.name for s in scenarios("train")]
-    selector = Selector(lambda m: sum(placement_metrics(n, agent(m), args.seed, env.nb_nodes)["mean_jct"]
+    selector = Selector(lambda m: sum(placement_metrics(n, agent(m), args.seed, env.nb_nodes)["jct_mean"]
                                       for n in train_names) / len(train_names), higher_is_better=False)
     minutes = train(model, args.steps, args.eval_every, selector)
     pairs = [(p, o) for p in GPU_PLACEMENTS.names() for o in GPU_ORDERINGS.names()]
@@ -204,12 +204,12 @@ def placement(args) -> int:
             continue
         mine = placement_metrics(s.name, agent(model), args.seed, env.nb_nodes)
         classic = {f"{p}+{o}": classic_metrics(s.name, p, o) for p, o in pairs}
-        by_jct = min(classic, key=lambda k: classic[k]["mean_jct"])
-        by_alloc = max(classic, key=lambda k: classic[k]["allocation_rate"])
+        by_jct = min(classic, key=lambda k: classic[k]["jct_mean"])
+        by_alloc = max(classic, key=lambda k: classic[k]["gpu_allocation_rate"])
         print(f"{s.name:18s} {mine['mean_jct']:11.0f} {by_jct:>30s} {classic[by_jct]['mean_jct']:9.0f}  "
               f"{'WIN ' if mine['mean_jct'] < classic[by_jct]['mean_jct'] else 'lose'}    "
-              f"{mine['allocation_rate']:11.3f} {by_alloc:>30s} {classic[by_alloc]['allocation_rate']:6.3f}  "
-              f"{'WIN' if mine['allocation_rate'] > classic[by_alloc]['allocation_rate'] else 'lose'}")
+              f"{mine['gpu_allocation_rate']:11.3f} {by_alloc:>30s} {classic[by_alloc]['gpu_allocation_rate']:6.3f}  "
+              f"{'WIN' if mine['gpu_allocation_rate'] > classic[by_alloc]['gpu_allocation_rate'] else 'lose'}")
     return 0
 
 

@@ -61,7 +61,7 @@ def placement(args) -> int:
                     action = test.policy_node(info["job"])
                 obs, _, done, _, info = test.step(int(action))
             m = info["metrics"]
-            print(f"{name:9s} {scenario.name:17s} mean_jct {m['mean_jct']:9.0f} s  waiting "
+            print(f"{name:9s} {scenario.name:17s} mean_jct {m['jct_mean']:9.0f} s  waiting "
                   f"{m['mean_waiting_time']:8.0f} s  skips overridden {info['skips_overridden']}")
     return 0
 

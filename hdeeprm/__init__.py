@@ -15,7 +15,7 @@ Public surface (``from hdeeprm import ...``), grouped by the data flow:
   :func:`~hdeeprm.platform.gpu_types.load_gpu_library`, :class:`~hdeeprm.workload.gpu_jobs.GpuJobs`,
   :func:`~hdeeprm.workload.gpu_jobs.read_gpu_workload`, :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`,
   :class:`~hdeeprm.run.gpu_replay.GpuReplay`, :func:`~hdeeprm.run.gpu_replay.simulate_gpu`,
-  :class:`~hdeeprm.simulation.results.GpuRunResult`, :class:`~hdeeprm.decision.gpu_manager.GpuManager`,
+  :class:`~hdeeprm.simulation.results.GpuUsage`, :class:`~hdeeprm.decision.gpu_manager.GpuManager`,
   :class:`~hdeeprm.decision.gpu_binding.GpuBinder`, :func:`~hdeeprm.run.gpu_launch.launch_gpu`
 * agents: :class:`~hdeeprm.agents.base.Agent`, :class:`~hdeeprm.agents.base.ClassicAgent`
 * errors: :class:`~hdeeprm.errors.HDeepRMError` and its subclasses
@@ -70,7 +70,8 @@ _EXPORTS = {
     "read_gpu_workload": "hdeeprm.workload.gpu_jobs", "GpuModel": "hdeeprm.simulation.gpu_model",
     "GpuSpeedModel": "hdeeprm.simulation.gpu_model", "GpuRunConfig": "hdeeprm.run.gpu_replay",
     "GpuReplay": "hdeeprm.run.gpu_replay", "simulate_gpu": "hdeeprm.run.gpu_replay",
-    "GpuRunResult": "hdeeprm.simulation.results", "GpuManager": "hdeeprm.decision.gpu_manager",
+    "GpuUsage": "hdeeprm.simulation.results", "SimulationResult": "hdeeprm.simulation.results",
+    "GpuManager": "hdeeprm.decision.gpu_manager",
     "GpuBinder": "hdeeprm.decision.gpu_binding", "launch_gpu": "hdeeprm.run.gpu_launch",
     "EventKernel": "hdeeprm.simulation.kernel", "Engine": "hdeeprm.simulation.engine",
 }

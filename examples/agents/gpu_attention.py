@@ -185,9 +185,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{', '.join(f'{h:.3f}' for h in history[-3:]) or '-'}")
     for scenario in scenarios(args.eval or args.scenario):
         for name, m in compare(scenario.name, policy, 10_000 + args.seed).items():
-            print(f"{name:10s} {scenario.name:17s} mean_jct {m['mean_jct']:9.0f} s  waiting "
-                  f"{m['mean_waiting_time']:8.0f} s  allocation {m['allocation_rate']:.3f}  "
-                  f"fragmented share {m['fragmented_share']:.3f}")
+            print(f"{name:10s} {scenario.name:17s} mean_jct {m['jct_mean']:9.0f} s  waiting "
+                  f"{m['mean_waiting_time']:8.0f} s  allocation {m['gpu_allocation_rate']:.3f}  "
+                  f"fragmented share {m['gpu_fragmented_share']:.3f}")
     return 0
 
 

@@ -23,6 +23,7 @@ from hdeeprm import arguments
 from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.gpu_outputs import gpu_summary
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.loop import as_action
@@ -337,30 +338,10 @@ class GpuPlacementEnv(gymnasium.Env):
         return info
 
 
-def episode_metrics(replay: GpuReplay) -> dict[str, float]:
-    """Summary of a finished replay: mean JCT and queueing delay (s), time-averaged allocation and fragmentation.
+def episode_metrics(replay: GpuReplay) -> dict[str, float | int]:
+    """The metrics summary of a finished replay: :func:`~hdeeprm.outputs.gpu_outputs.gpu_summary` of its result.
 
-    The allocation rate and fragmentation ratio (ATC'23 fragmented share over the GPU capacity) are
-    averaged over time between the first and the last recorded instant, each value held until the next.
+    The same figures, under the same names, as ``hdeeprm-launch`` writes for a GPU run (``jct_mean``,
+    ``queueing_delay_mean``, ``gpu_allocation_rate``, ``gpu_fragmented_share``, ...).
     """
-    result = replay.result()
-    ran = ~result.rejected
-    jobs = result.jobs
-    jct = result.finish[ran] - jobs.submit[ran]
-    wait = result.start[ran] - jobs.submit[ran]
-    times = result.times
-    capacity = max(result.cluster.nb_gpus, 1) * MILLI
-    span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
-    dt = np.diff(times)
-
-    def average(values: np.ndarray) -> float:
-        if span <= 0:
-            return float(values[-1]) if len(values) else 0.0
-        return float((values[:-1] * dt).sum() / span)
-
-    return {"jobs": float(ran.sum()), "rejected": float(result.rejected.sum()),
-            "mean_jct": float(jct.mean()) if len(jct) else 0.0,
-            "mean_waiting_time": float(wait.mean()) if len(wait) else 0.0,
-            "makespan": float(result.finish[ran].max() - jobs.submit[0]) if ran.any() else 0.0,
-            "allocation_rate": average(result.allocated / capacity),
-            "fragmented_share": average(result.fragmented / capacity)}
+    return gpu_summary(replay.result())

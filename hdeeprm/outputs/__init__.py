@@ -11,7 +11,7 @@ The other modules:
 * :mod:`~hdeeprm.outputs.gpu_metrics`: GPU metrics of the ATC'23 experiment: allocation rate and the curves
   against the arrived GPU share.
 * :mod:`~hdeeprm.outputs.gpu_outputs`: Metrics, files and plots of a timed GPU run
-  (:class:`~hdeeprm.simulation.results.GpuRunResult`).
+  (a :class:`~hdeeprm.simulation.results.SimulationResult` with its GPU part).
 * :mod:`~hdeeprm.outputs.stream`: Batsim-format outputs written while the simulation runs, in bounded memory.
 * :mod:`~hdeeprm.outputs.sweep`: Outputs of ``hdeeprm-sweep``: the summary table as Parquet, and the plot of
   every cell's main metrics.

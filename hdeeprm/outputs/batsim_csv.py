@@ -168,16 +168,10 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
 
 
 def schedule_totals(result: SimulationResult) -> dict[str, object]:
-    """Compute the totals of ``out_schedule.csv`` (Batsim 4.2.1 definitions).
+    """Compute the totals of ``out_schedule.csv`` (Batsim 4.2.1 definitions, :func:`batsim_totals`).
 
-    Means and maxima are over the jobs that ran to an end (success, walltime kill or
-    KILL_JOB), ``slowdown`` being Batsim's stretch (turnaround / execution time).
-    ``nb_jobs`` counts every submitted job, ``nb_jobs_finished`` the jobs that ran to an end,
-    ``nb_jobs_killed`` walltime kills plus KILL_JOB kills, ``nb_jobs_rejected`` REJECT_JOBs;
-    ``success_rate`` = nb_jobs_success / nb_jobs. ``time_computing`` = Σ over jobs of hosts ×
-    execution time; ``time_idle`` = Σ over hosts that ran a job of (end of the host's last job −
-    the host's busy time) (``docs/engine.rst``, "Output files"). ``consumed_joules`` =
-    :func:`~hdeeprm.outputs.metrics.consumed_joules` (0 without energy). ``makespan`` = last job end.
+    The machines are the hosts (each host's busy time and last job end as the engine kept them);
+    ``consumed_joules`` = :func:`~hdeeprm.outputs.metrics.consumed_joules` (0 without energy).
 
     Args:
         result: The simulation result.
@@ -188,20 +182,50 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
     states = result.state
     ended = [i for i in result.completion_order if states[i] in RAN_STATES]
     jobs = result.workload.jobs
-    nb_hosts = len(result.host_names)
+    joules = 0.0
+    if result.energy and ended:
+        joules = consumed_joules(result.first_submission_energy, result.last_completion_energy)
+    return batsim_totals(result, ended, [jobs[i].res for i in ended], result.host_busy, result.host_last_end,
+                         len(result.host_names), joules)
+
+
+def batsim_totals(result: SimulationResult, ended: list[int], sizes: list[int], busy: np.ndarray,
+                  last_end: np.ndarray, nb_machines: int, joules: float) -> dict[str, object]:
+    """The totals of ``out_schedule.csv`` over any kind of machine (hosts, or the GPUs of a GPU run).
+
+    Means and maxima are over the jobs that ran to an end (success, walltime kill or KILL_JOB), in
+    completion order, ``slowdown`` being Batsim's stretch (turnaround / execution time).
+    ``nb_jobs`` counts every submitted job, ``nb_jobs_finished`` the jobs that ran to an end,
+    ``nb_jobs_killed`` walltime kills plus KILL_JOB kills, ``nb_jobs_rejected`` REJECT_JOBs;
+    ``success_rate`` = nb_jobs_success / nb_jobs. ``time_computing`` = Σ over jobs of machines ×
+    execution time; ``time_idle`` = Σ over machines that ran a job of (end of the machine's last job −
+    its busy time) (``docs/engine.rst``, "Output files"). ``makespan`` = last job end.
+
+    Args:
+        result: The simulation result (states, times, switch counters, wall-clock times).
+        ended: Indices of the jobs that ran to an end, in completion order.
+        sizes: Machines each of them held.
+        busy: Seconds each machine ran jobs, float64 (nb_machines,).
+        last_end: End of each machine's last job in seconds, -inf for one that ran none, float64 (nb_machines,).
+        nb_machines: ``nb_computing_machines``.
+        joules: ``consumed_joules``.
+
+    Returns:
+        Column name → value (str, int or float), in :data:`SCHEDULE_COLUMNS` order.
+    """
+    states = result.state
     if ended:
         idx = np.array(ended, dtype=np.intp)
+        jobs = result.workload.jobs
         sub = np.array([jobs[i].subtime for i in ended])
         start, finish = result.start_time[idx], result.finish_time[idx]
         run = finish - start
         wait = start - sub
         turnaround = finish - sub
         stretch = slowdown(turnaround, run)
-        sizes = np.array([jobs[i].res for i in ended], dtype=np.intp)
-        busy, last_end = result.host_busy, result.host_last_end
         used = np.isfinite(last_end)
         time_idle = float((last_end[used] - busy[used]).sum())
-        time_computing = float((run * sizes).sum())
+        time_computing = float((run * np.array(sizes, dtype=np.intp)).sum())
         makespan = float(finish.max())
         stats = (float(stretch.max()), float(turnaround.max()), float(wait.max()),
                  float(stretch.mean()), float(turnaround.mean()), float(wait.mean()))
@@ -212,14 +236,18 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
     nb_killed = sum(1 for s in states if s in KILLED_STATES)
     nb_rejected = sum(1 for s in states if s is JobState.REJECTED)
     nb_jobs = sum(1 for s in states if s is not JobState.NOT_SUBMITTED)
-    joules = 0.0
-    if result.energy and ended:
-        joules = consumed_joules(result.first_submission_energy, result.last_completion_energy)
-    values = [BATSIM_FORMAT_VERSION, joules, makespan, *stats, nb_hosts,
+    values = [BATSIM_FORMAT_VERSION, joules, makespan, *stats, nb_machines,
               result.nb_grouped_switches, nb_jobs, len(ended), nb_killed, nb_rejected, nb_success,
               result.nb_machine_switches, result.scheduling_time, result.simulation_time,
               nb_success / nb_jobs if nb_jobs else 0.0, time_computing, time_idle, 0.0, 0.0, 0.0, 0.0]
     return dict(zip(SCHEDULE_COLUMNS, values))
+
+
+def schedule_cells(totals: dict[str, object]) -> list[str]:
+    """The two lines of ``out_schedule.csv`` (header, values: ints as they are, floats ``%f``)."""
+    cells = [v if isinstance(v, str) else (str(v) if isinstance(v, int) else f"{v:f}")
+             for v in totals.values()]
+    return [",".join(totals), ",".join(cells)]
 
 
 def write_schedule_csv(path: str | os.PathLike, result: SimulationResult) -> None:
@@ -229,10 +257,7 @@ def write_schedule_csv(path: str | os.PathLike, result: SimulationResult) -> Non
         path: Output file.
         result: The simulation result.
     """
-    totals = schedule_totals(result)
-    cells = [v if isinstance(v, str) else (str(v) if isinstance(v, int) else f"{v:f}")
-             for v in totals.values()]
-    _write_lines(path, [",".join(totals), ",".join(cells)])
+    _write_lines(path, schedule_cells(schedule_totals(result)))
 
 
 def write_machine_states_csv(path: str | os.PathLike, result: SimulationResult) -> None:

@@ -1,4 +1,4 @@
-"""Metrics, files and plots of a timed GPU run (:class:`~hdeeprm.simulation.results.GpuRunResult`).
+"""Metrics, files and plots of a timed GPU run (a result with its ``gpu`` part and timeline).
 
 Metrics (the field's, as in Jeon et al., ATC 2019 and Weng et al., ATC 2023), over the jobs that
 ran, with the definitions of :mod:`hdeeprm.outputs.metrics` for waiting time, slowdown, bounded
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.outputs.batsim_csv import (BATSIM_FORMAT_VERSION, JOBS_HEADER, SCHEDULE_COLUMNS, format_job_row,
-                                        interval_set)
+from hdeeprm.outputs.batsim_csv import (JOBS_HEADER, RAN_STATES, batsim_totals, format_job_row, interval_set,
+                                        schedule_cells)
 from hdeeprm.outputs.metrics import summarize_arrays
-from hdeeprm.simulation.results import GpuRunResult
+from hdeeprm.simulation.results import SimulationResult
 from hdeeprm.workload.model import JobState
 
 #: Extra columns of a GPU run's ``out_jobs.csv`` after Batsim's.
@@ -47,7 +47,7 @@ def _time_mean(times: np.ndarray, values: np.ndarray, end: float) -> float:
     return float((values * width).sum() / (end - times[0]))
 
 
-def gpu_summary(result: GpuRunResult) -> dict[str, float | int]:
+def gpu_summary(result: SimulationResult) -> dict[str, float | int]:
     """The metrics summary of a GPU run (see the module docstring), a flat dict.
 
     Keys: ``nb_jobs``, ``nb_completed``, ``nb_killed`` (0), ``nb_rejected``, ``mean_``/``max_`` of
@@ -56,15 +56,18 @@ def gpu_summary(result: GpuRunResult) -> dict[str, float | int]:
     ``queueing_delay_mean``, ``queueing_delay_median``, ``queueing_delay_p95``, ``gpu_allocation_rate``,
     ``gpu_fragmented_share`` (the ATC'23 fragmented GPU share over the GPU capacity, time mean; the ATC'23
     ``fragmentation_ratio`` divides by the idle share instead), ``gpu_occupancy``, ``gpu_energy``, ``nb_gpus``.
+
+    Args:
+        result: A GPU replay's result (its ``gpu`` part and timeline filled, :mod:`hdeeprm.run.gpu_replay`).
     """
-    jobs = result.jobs
+    gpu = result.gpu
+    jobs, line = gpu.jobs, gpu.timeline
     ran = ~result.rejected
-    capacity = 1000.0 * result.cluster.nb_gpus
-    states = [JobState.REJECTED if r else JobState.COMPLETED_SUCCESSFULLY for r in result.rejected]
-    out = summarize_arrays(jobs.submit, jobs.gpu_request, states, result.start, result.finish, capacity,
-                           result.energy)
-    wait = result.start[ran] - jobs.submit[ran]
-    jct = result.finish[ran] - jobs.submit[ran]
+    start, finish = result.start_time, result.finish_time
+    capacity = 1000.0 * gpu.cluster.nb_gpus
+    out = summarize_arrays(jobs.submit, jobs.gpu_request, result.state, start, finish, capacity, gpu.energy)
+    wait = start[ran] - jobs.submit[ran]
+    jct = finish[ran] - jobs.submit[ran]
     makespan = out["makespan"]
     for name, values, cuts in (("jct", jct, (("mean", None), ("median", 50), ("p95", 95), ("p99", 99))),
                                ("queueing_delay", wait, (("mean", None), ("median", 50), ("p95", 95)))):
@@ -72,75 +75,69 @@ def gpu_summary(result: GpuRunResult) -> dict[str, float | int]:
             out[f"{name}_{label}"] = (0.0 if not values.size else float(values.mean()) if q is None
                                       else float(np.percentile(values, q)))
     if capacity:
-        out["gpu_allocation_rate"] = _time_mean(result.times, result.allocated / capacity, makespan)
-        out["gpu_fragmented_share"] = _time_mean(result.times, result.fragmented / capacity, makespan)
-        out["gpu_occupancy"] = _time_mean(result.times, result.busy_gpus / result.cluster.nb_gpus, makespan)
-    out["gpu_energy"] = result.energy
-    out["nb_gpus"] = result.cluster.nb_gpus
+        out["gpu_allocation_rate"] = _time_mean(line.times, line.allocated / capacity, makespan)
+        out["gpu_fragmented_share"] = _time_mean(line.times, line.fragmented / capacity, makespan)
+        out["gpu_occupancy"] = _time_mean(line.times, line.busy_gpus / gpu.cluster.nb_gpus, makespan)
+    out["gpu_energy"] = gpu.energy
+    out["nb_gpus"] = gpu.cluster.nb_gpus
     return out
 
 
-def write_gpu_jobs_csv(path: str | Path, result: GpuRunResult) -> None:
+def write_gpu_jobs_csv(path: str | Path, result: SimulationResult) -> None:
     """Write ``out_jobs.csv``: Batsim's columns plus :data:`GPU_JOB_COLUMNS`, one row per job in completion order.
 
     Rejected jobs follow Batsim's layout for REJECT_JOB (see :mod:`hdeeprm.outputs.batsim_csv`) with the reason in
     ``metadata``.
     """
-    jobs = result.jobs
+    gpu = result.gpu
+    jobs = gpu.jobs
     lines = [JOBS_HEADER + "," + ",".join(GPU_JOB_COLUMNS)]
     name = jobs.name
+    start, finish = result.start_time.tolist(), result.finish_time.tolist()
     for i in result.completion_order:
         sub, res, milli = float(jobs.submit[i]), int(jobs.num_gpu[i]), int(jobs.gpu_milli[i])
-        if result.rejected[i]:
+        if result.state[i] is JobState.REJECTED:
             row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.REJECTED, -1.0,
-                                 float(result.finish[i]), None, -1.0, result.reasons[i])
+                                 finish[i], None, -1.0, result.reasons[i])
             lines.append(f"{row},,{milli}")
             continue
         row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.COMPLETED_SUCCESSFULLY,
-                             float(result.start[i]), float(result.finish[i]),
-                             interval_set(p.node for p in result.placements[i]), float(result.job_energy[i]))
-        lines.append(f"{row},{interval_set(result.gpu_ids(i))},{milli}")
+                             start[i], finish[i], interval_set(p.node for p in gpu.placements[i]),
+                             float(gpu.job_energy[i]))
+        lines.append(f"{row},{interval_set(gpu.gpu_ids(i))},{milli}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def gpu_schedule_totals(result: GpuRunResult) -> dict[str, object]:
-    """Batsim's ``out_schedule.csv`` totals (:func:`~hdeeprm.outputs.batsim_csv.schedule_totals`) for a GPU run.
+def gpu_schedule_totals(result: SimulationResult) -> dict[str, object]:
+    """Batsim's ``out_schedule.csv`` totals (:func:`~hdeeprm.outputs.batsim_csv.batsim_totals`) for a GPU run.
 
     The machines are the GPUs: ``nb_computing_machines`` = GPUs, ``time_computing`` = Σ over jobs of GPUs held x
     execution time, ``time_idle`` = Σ over GPUs that ran a job of (end of its last job - its busy time, shared
     jobs counted once each); no switching or sleeping. ``consumed_joules`` is the GPU energy.
     """
-    m = gpu_summary(result)
-    ran = np.flatnonzero(~result.rejected)
-    nb_gpus = result.cluster.nb_gpus
-    busy = np.zeros(nb_gpus)
-    last_end = np.full(nb_gpus, -np.inf)
-    computing = 0.0
-    for job in ran:
-        gpus = result.gpu_ids(int(job))
-        run = float(result.finish[job] - result.start[job])
-        busy[gpus] += run
-        last_end[gpus] = np.maximum(last_end[gpus], result.finish[job])
-        computing += run * len(gpus)
-    used = np.isfinite(last_end)
-    n = m["nb_jobs"]
-    values = [BATSIM_FORMAT_VERSION, m["energy"], m["makespan"], m["max_slowdown"], m["max_turnaround_time"],
-              m["max_waiting_time"], m["mean_slowdown"], m["mean_turnaround_time"], m["mean_waiting_time"], nb_gpus, 0,
-              n, m["nb_completed"], 0, m["nb_rejected"], m["nb_completed"], 0, result.scheduling_time,
-              result.simulation_time, m["nb_completed"] / n if n else 0.0, computing,
-              float((last_end[used] - busy[used]).sum()), 0.0, 0.0, 0.0, 0.0]
-    return dict(zip(SCHEDULE_COLUMNS, values))
+    gpu = result.gpu
+    ended = [i for i in result.completion_order if result.state[i] in RAN_STATES]
+    busy = np.zeros(gpu.cluster.nb_gpus)
+    last_end = np.full(gpu.cluster.nb_gpus, -np.inf)
+    sizes = []
+    for job in ended:
+        gpus = gpu.gpu_ids(job)
+        busy[gpus] += result.finish_time[job] - result.start_time[job]
+        last_end[gpus] = np.maximum(last_end[gpus], result.finish_time[job])
+        sizes.append(len(gpus))
+    return batsim_totals(result, ended, sizes, busy, last_end, gpu.cluster.nb_gpus, gpu.energy if ended else 0.0)
 
 
-def write_gpu_timeline_csv(path: str | Path, result: GpuRunResult) -> None:
+def write_gpu_timeline_csv(path: str | Path, result: SimulationResult) -> None:
     """Write ``out_gpu_timeline.csv``: the state after every instant (:data:`TIMELINE_COLUMNS`)."""
+    line = result.gpu.timeline
     lines = [",".join(TIMELINE_COLUMNS)]
-    for row in zip(result.times, result.allocated, result.busy_gpus, result.fragmented, result.power, result.queued):
+    for row in zip(line.times, line.allocated, line.busy_gpus, line.fragmented, line.power, line.queued):
         lines.append(f"{row[0]:f},{row[1]},{row[2]},{row[3]:.3f},{row[4]:.3f},{row[5]}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def plot_gpu_run(outdir: str | Path, result: GpuRunResult) -> list[Path]:
+def plot_gpu_run(outdir: str | Path, result: SimulationResult) -> list[Path]:
     """Write ``jct_cdf.png`` (job completion time CDF) and ``gpu_timeline.png`` (GPU use over time).
 
     The timeline shows the allocation rate, the occupancy and the ATC'23 fragmentation ratio (matplotlib, Agg).
@@ -154,26 +151,28 @@ def plot_gpu_run(outdir: str | Path, result: GpuRunResult) -> list[Path]:
     import matplotlib.pyplot as plt
 
     outdir = Path(outdir)
+    gpu = result.gpu
+    line, config, nb_gpus = gpu.timeline, gpu.config, gpu.cluster.nb_gpus
     ran = ~result.rejected
-    jct = np.sort(result.finish[ran] - result.jobs.submit[ran])
+    jct = np.sort(result.finish_time[ran] - gpu.jobs.submit[ran])
     fig, ax = plt.subplots(figsize=(6, 4))
     if jct.size:
         ax.step(np.maximum(jct, 1e-3), np.arange(1, jct.size + 1) / jct.size, where="post")
         ax.set_xscale("log")
     ax.set_xlabel("job completion time (s)")
     ax.set_ylabel("fraction of jobs")
-    ax.set_title(f"JCT CDF ({result.config.placement}, {result.config.ordering})")
+    ax.set_title(f"JCT CDF ({config.placement}, {config.ordering})")
     ax.grid(True, alpha=0.3)
     files = [outdir / "jct_cdf.png", outdir / "gpu_timeline.png"]
     fig.tight_layout()
     fig.savefig(files[0], dpi=120)
     plt.close(fig)
-    capacity = 1000.0 * max(result.cluster.nb_gpus, 1)
+    capacity = 1000.0 * max(nb_gpus, 1)
     fig, ax = plt.subplots(figsize=(7, 4))
-    hours = result.times / 3600.0
-    ax.step(hours, 100 * result.allocated / capacity, where="post", label="GPU allocation rate")
-    ax.step(hours, 100 * result.busy_gpus / max(result.cluster.nb_gpus, 1), where="post", label="GPU occupancy")
-    ax.step(hours, 100 * result.fragmented / capacity, where="post", label="fragmentation (ATC'23)")
+    hours = line.times / 3600.0
+    ax.step(hours, 100 * line.allocated / capacity, where="post", label="GPU allocation rate")
+    ax.step(hours, 100 * line.busy_gpus / max(nb_gpus, 1), where="post", label="GPU occupancy")
+    ax.step(hours, 100 * line.fragmented / capacity, where="post", label="fragmentation (ATC'23)")
     ax.set_xlabel("time (h)")
     ax.set_ylabel("% of the GPU capacity")
     ax.legend(loc="best")
@@ -184,7 +183,7 @@ def plot_gpu_run(outdir: str | Path, result: GpuRunResult) -> list[Path]:
     return files
 
 
-def write_gpu_outputs(outdir: str | Path, result: GpuRunResult, *, plots: bool = True) -> dict[str, float | int]:
+def write_gpu_outputs(outdir: str | Path, result: SimulationResult, *, plots: bool = True) -> dict[str, float | int]:
     """Write every output of a GPU run into ``outdir`` (see the module docstring) and return its summary.
 
     ``out_metrics.json`` holds the summary, the stand-in types used, the rejection reasons counted, and the
@@ -195,14 +194,14 @@ def write_gpu_outputs(outdir: str | Path, result: GpuRunResult, *, plots: bool =
     summary = gpu_summary(result)
     write_gpu_jobs_csv(outdir / "out_jobs.csv", result)
     write_gpu_timeline_csv(outdir / "out_gpu_timeline.csv", result)
-    totals = gpu_schedule_totals(result)
-    cells = [v if isinstance(v, str) else (str(v) if isinstance(v, int) else f"{v:f}") for v in totals.values()]
-    (outdir / "out_schedule.csv").write_text(",".join(totals) + "\n" + ",".join(cells) + "\n", encoding="utf-8")
+    (outdir / "out_schedule.csv").write_text("\n".join(schedule_cells(gpu_schedule_totals(result))) + "\n",
+                                             encoding="utf-8")
     reasons: dict[str, int] = {}
     for reason in result.reasons.values():
         reasons[reason] = reasons.get(reason, 0) + 1
-    extra = {"gpu_stand_ins": result.stand_ins, "rejections": reasons,
-             "gpu_config": {k: getattr(result.config, k) for k in result.config.__dataclass_fields__}}
+    config = result.gpu.config
+    extra = {"gpu_stand_ins": result.gpu.stand_ins, "rejections": reasons,
+             "gpu_config": {k: getattr(config, k) for k in config.__dataclass_fields__}}
     (outdir / "out_metrics.json").write_text(json.dumps({**summary, **extra}, indent=2) + "\n")
     if plots:
         plot_gpu_run(outdir, result)

@@ -141,15 +141,22 @@ class Episode:
 
         ``energy`` is Batsim's ``consumed_joules``: from the first submission to the last job end.
         """
-        return self._metrics(self.engine.result())
+        return self._metrics(self.result())
+
+    def result(self) -> SimulationResult:
+        """The run's :class:`~hdeeprm.simulation.results.SimulationResult` now (its GPU part on a mixed platform)."""
+        result = self.engine.result()
+        if self.gpu_model is not None:
+            result.gpu = self.gpu_model.usage()
+        return result
 
     def _metrics(self, result: SimulationResult) -> dict[str, float | int]:
         """:meth:`metrics` from a snapshot already taken."""
         energy = consumed_joules(result.first_submission_energy, result.last_completion_energy)
-        if self.gpu_model is None:
+        if result.gpu is None:
             return decision_metrics(self.manager, self.workload, result.state, result.start_time,
                                     result.finish_time, energy)
-        gpu_energy = self.gpu_model.spent   # from the first submission to the last job end, as the cores'
+        gpu_energy = result.gpu.energy   # from the first submission to the last job end, as the cores'
         metrics = decision_metrics(self.manager, self.workload, result.state, result.start_time, result.finish_time,
                                    energy + gpu_energy)
         return {**metrics, "cpu_energy": energy, "gpu_energy": gpu_energy}
@@ -164,7 +171,7 @@ class Episode:
 
         outdir = Path(outdir)
         outdir.mkdir(parents=True, exist_ok=True)
-        result = self.engine.result()   # one snapshot for the CSVs and the summary
+        result = self.result()   # one snapshot for the CSVs and the summary
         streamed = self._stream is not None
         if streamed:
             if self._stream_to != (outdir, prefix):

@@ -11,7 +11,6 @@ so that the Gymnasium GPU environments decide between the steps (:func:`simulate
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,12 +20,12 @@ from hdeeprm.decision.gpu_manager import (
 from hdeeprm.decision.fragmentation import typical_pods
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine
-from hdeeprm.simulation.results import GpuRunResult
+from hdeeprm.simulation.results import GpuTimeline, SimulationResult
 from hdeeprm.simulation.gpu_model import GpuModel, GpuSpeedModel
 from hdeeprm.workload.gpu_jobs import GpuJobs
-from hdeeprm.workload.model import DELAY, Job, Profile, Workload
+from hdeeprm.workload.model import DELAY, Job, JobState, Profile, Workload
 
-__all__ = ["GpuRunConfig", "GpuRunResult", "GpuReplay", "simulate_gpu", "kernel_workload"]
+__all__ = ["GpuRunConfig", "GpuReplay", "simulate_gpu", "kernel_workload"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,6 @@ class GpuReplay:
     """
 
     def __init__(self, cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> None:
-        self.wall = time.perf_counter()
         self.cluster, self.jobs, self.config = cluster, jobs, config
         self.model = GpuModel(cluster, jobs, config)
         n = len(jobs)
@@ -102,16 +100,11 @@ class GpuReplay:
                                   self.typical, lambda job, placed: float(duration[job]) * factor(job, placed))
         self.kernel_jobs = kernel_workload(jobs)
         self.engine = Engine((), self.kernel_jobs, energy=False, record=False, gpu=self.model)
-        self.rejected = np.zeros(n, dtype=bool)
-        self.reasons: dict[int, str] = {}
-        self.placements: list[list[Placement]] = [[] for _ in range(n)]
-        self.order: list[int] = []
-        self.rows: list[tuple] = []
+        self.rows: list[tuple] = []   # the GPU timeline, one row per instant (GpuTimeline.of_rows)
         self.running = 0        # jobs started and not yet ended
         self.next_job = 0       # submissions taken in
         self.now = float(jobs.submit[0]) if n else 0.0
         self._pending = None    # a batch the kernel delivered during wait_until, taken in by the next advance
-        self.deciding = 0.0     # wall-clock seconds in decisions
 
     @property
     def start_time(self) -> np.ndarray:
@@ -122,6 +115,11 @@ class GpuReplay:
     def finish(self) -> np.ndarray:
         """End (or rejection) time of each job in seconds, float64 (J,), NaN before it."""
         return self.engine.finish_time
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """Whether each job was rejected so far, bool (J,)."""
+        return np.fromiter((s is JobState.REJECTED for s in self.engine.state), dtype=bool, count=len(self.jobs))
 
     @property
     def events_left(self) -> bool:
@@ -164,26 +162,18 @@ class GpuReplay:
         self.now = batch.time
         manager, engine = self.manager, self.engine
         for job in batch.submitted:
-            i = job.index
-            reason = manager.submit(i)
+            reason = manager.submit(job.index)
             if reason is not None:
                 engine.reject_job(job, reason)
-                self.rejected[i], self.reasons[i] = True, reason
-                self.order.append(i)
         self.next_job += len(batch.submitted)
         for job in batch.completed:
-            i = job.index
-            manager.release(i)
-            self.order.append(i)
+            manager.release(job.index)
         self.running -= len(batch.completed)
         return True
 
     def schedule(self) -> None:
         """Take the manager's decision at this instant (its queue order and placement policy) and start the jobs."""
-        tic = time.perf_counter()
-        decided = self.manager.schedule(self.now)
-        self.deciding += time.perf_counter() - tic
-        self.start(decided)
+        self.start(self.manager.schedule(self.now))
 
     def start(self, decided: list[tuple[int, list[Placement]]]) -> None:
         """Start placed jobs now (their resources already taken in the manager's state).
@@ -193,7 +183,6 @@ class GpuReplay:
         """
         jobs, execute, started, now = self.kernel_jobs.jobs, self.engine.execute_job, self.manager.started, self.now
         for job, placed in decided:
-            self.placements[job] = placed
             execute(jobs[job], (), placed)
             started(job, placed, now)
         self.running += len(decided)
@@ -226,22 +215,17 @@ class GpuReplay:
         self.rows.append((self.now, model.allocated(), model.busy_gpus(), self.fragmented(), model.power(),
                           len(self.manager.queue)))
 
-    def result(self) -> GpuRunResult:
-        """The run's :class:`GpuRunResult` (call when :meth:`advance` returns False)."""
-        table = np.array(self.rows, dtype=np.float64).reshape(-1, 6)
-        cluster, model = self.cluster, self.model
-        offset = np.concatenate(([0], np.cumsum(cluster.gpu_count)[:-1])).astype(np.int64)
-        return GpuRunResult(cluster=cluster, jobs=self.jobs, config=self.config, start=self.start_time.copy(),
-                            finish=self.finish.copy(), rejected=self.rejected, reasons=self.reasons,
-                            placements=self.placements, speed=model.speed, job_energy=model.job_energy,
-                            completion_order=self.order, times=table[:, 0], allocated=table[:, 1].astype(np.int64),
-                            busy_gpus=table[:, 2].astype(np.int64), fragmented=table[:, 3], power=table[:, 4],
-                            queued=table[:, 5].astype(np.int64), energy=float(model.spent),
-                            stand_ins=model.stand_ins, gpu_offset=offset, scheduling_time=self.deciding,
-                            simulation_time=time.perf_counter() - self.wall)
+    def result(self) -> SimulationResult:
+        """The run's :class:`~hdeeprm.simulation.results.SimulationResult`, with its GPU part and timeline.
+
+        Call it when :meth:`advance` returns False (or at any time for a snapshot).
+        """
+        result = self.engine.result()
+        result.gpu = self.model.usage(GpuTimeline.of_rows(self.rows))
+        return result
 
 
-def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> GpuRunResult:
+def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> SimulationResult:
     """Replay ``jobs`` on ``cluster`` in time (see the module docstring).
 
     Args:
@@ -250,7 +234,8 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
         config: Policies and speed model.
 
     Returns:
-        The :class:`GpuRunResult`; every job ends completed or rejected with its reason.
+        The :class:`~hdeeprm.simulation.results.SimulationResult` (its ``gpu`` part filled); every job ends
+        completed or rejected with its reason.
 
     Raises:
         OptionsError: Unknown policy, ordering, type or precision; a slowdown factor below 1.

@@ -44,6 +44,7 @@ import numpy as np
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_types import GpuType, load_gpu_library
 from hdeeprm.platform.openb import MILLI, GpuCluster
+from hdeeprm.simulation.results import GpuTimeline, GpuUsage
 from hdeeprm.workload.gpu_jobs import GpuJobs
 
 #: Reference GPU type of job durations when a run names none (a V100 16 GB: a datacenter training GPU of the
@@ -159,6 +160,7 @@ class GpuModel:
         stand_ins: GPU types without rates or power -> the type used instead.
         speed: Run-time factor of each job (execution = duration x speed), float64 (J,), NaN until it starts.
         job_energy: Joules of each job, float64 (J,), NaN until it starts.
+        placements: Where each job's GPUs are (or were), by job index (empty until it starts).
         held: Allocated thousandths of a GPU per GPU model, int64 (M + 1,).
         busy: Jobs on each GPU, int64 (N, max GPUs per node).
         now: Time the energy is integrated up to, in seconds (None before the first event).
@@ -184,6 +186,7 @@ class GpuModel:
         self.dynamic = 0.0      # sum over GPUs of (tdp - idle) x allocated share, W
         self.busy = np.zeros(cluster.gpu_count.shape + (max(cluster.max_gpus_per_node, 1),), dtype=np.int64)
         self._held_by: dict[int, Sequence[GpuShare]] = {}
+        self.placements: list[Sequence[GpuShare]] = [()] * n
         self.now: float | None = None
         self.energy = 0.0
         self.spent = 0.0
@@ -231,7 +234,7 @@ class GpuModel:
         for p in placed:
             self.held[model[p.node]] += p.gpu_milli * len(p.gpus)
             self.busy[p.node, p.gpus] += 1
-        self._held_by[job] = placed
+        self._held_by[job] = self.placements[job] = placed
         self.refresh()
         return factor
 
@@ -245,6 +248,18 @@ class GpuModel:
                 self.busy[p.node, p.gpus] -= 1
             self.refresh()
         self.spent = self.energy
+
+    def usage(self, timeline: GpuTimeline | None = None) -> GpuUsage:
+        """This model's part of the run result (:class:`~hdeeprm.simulation.results.GpuUsage`), copied.
+
+        Args:
+            timeline: The run's recorded GPU timeline, if any.
+        """
+        cluster = self.cluster
+        offset = np.concatenate(([0], np.cumsum(cluster.gpu_count)[:-1])).astype(np.int64)
+        return GpuUsage(cluster=cluster, jobs=self.jobs, config=self.config, placements=list(self.placements),
+                        speed=self.speed.copy(), job_energy=self.job_energy.copy(), energy=float(self.spent),
+                        stand_ins=dict(self.stand_ins), gpu_offset=offset, timeline=timeline)
 
     def refresh(self) -> None:
         """Recompute the dynamic GPU power from the allocated shares (after starts and ends)."""

@@ -1,4 +1,8 @@
-"""What the embedded engine hands out: a :class:`Batch` per instant, a :class:`SimulationResult`.
+"""What the event kernel hands out: a :class:`Batch` per instant, one :class:`SimulationResult` per run.
+
+A run with GPUs (a timed GPU replay or a mixed CPU+GPU run) carries the GPU model's part in
+:attr:`SimulationResult.gpu` (:class:`GpuUsage`, with its :class:`GpuTimeline`): one result type for every
+resource.
 
 Both are plain containers: :class:`~hdeeprm.simulation.engine.Engine` fills them, the decision
 system reads batches (:mod:`hdeeprm.decision`, :mod:`hdeeprm.simulation.batsim.server`) and
@@ -12,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from hdeeprm.platform.openb import GpuCluster
-from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import Job, JobState, Workload
 
 
@@ -92,6 +95,7 @@ class SimulationResult:
             decision system) between the first and the last call.
         simulation_time: Wall-clock seconds from the first ``Engine.next_batch`` call to the
             end of the simulation (or to ``Engine.result``).
+        gpu: The GPU model's part (placements, speed, energy, timeline) of a run with GPUs, or None.
     """
 
     workload: Workload
@@ -116,59 +120,76 @@ class SimulationResult:
     host_last_end: np.ndarray
     scheduling_time: float
     simulation_time: float
+    gpu: GpuUsage | None = None
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """Whether each job was rejected (REJECT_JOB), bool (nb_jobs,)."""
+        return np.fromiter((s is JobState.REJECTED for s in self.state), dtype=bool, count=len(self.state))
 
 
-@dataclass
-class GpuRunResult:
-    """What a timed GPU run produced (J jobs, T recorded instants).
+@dataclass(slots=True)
+class GpuTimeline:
+    """The GPU state after every recorded instant of a run (T instants; ``out_gpu_timeline.csv``).
 
     Attributes:
-        cluster, jobs, config: The inputs (``config``: the run's ``GpuRunConfig``, :mod:`hdeeprm.run.gpu_replay`).
-        start, finish: Start and end time of each job in seconds, float64 (J,); NaN when it never ran (a
-            rejected job's ``finish`` is its rejection time).
-        rejected: Whether each job was rejected, bool (J,).
-        reasons: Rejection reason by job.
-        placements: Where each job ran (empty when rejected): ``Placement`` records
-            (:class:`~hdeeprm.decision.gpu_manager.Placement`: node, GPUs, request).
-        speed: Run-time factor applied to each job (execution = duration x speed), float64 (J,), NaN if rejected.
-        job_energy: Joules of each job (see the module docstring), float64 (J,), NaN if rejected.
-        completion_order: Jobs in the order they reached their final state.
-        times: Instants of the timeline, float64 (T,).
-        allocated: GPU share allocated after each instant, thousandths of a GPU, int64 (T,).
-        busy_gpus: GPUs holding at least one job after each instant, int64 (T,).
-        fragmented: ATC'23 fragmented GPU share after each instant, thousandths of a GPU, float64 (T,).
-        power: GPU power after each instant in W, float64 (T,).
-        queued: Jobs waiting after each instant, int64 (T,).
-        energy: GPU joules from the first submission to the last completion.
-        stand_ins: GPU types without rates or power -> the type used instead.
-        gpu_offset: Global id of each node's first GPU, int64 (N,).
-        scheduling_time: Wall-clock seconds spent in the manager's decisions.
-        simulation_time: Wall-clock seconds of the whole replay.
+        times: Instants, seconds, float64 (T,).
+        allocated: GPU share allocated, thousandths of a GPU, int64 (T,).
+        busy_gpus: GPUs holding at least one job, int64 (T,).
+        fragmented: ATC'23 fragmented GPU share (Weng et al., ATC 2023), thousandths of a GPU, float64 (T,).
+        power: GPU power, W, float64 (T,).
+        queued: Jobs waiting, int64 (T,).
     """
 
-    cluster: GpuCluster
-    jobs: GpuJobs
-    config: Any
-    start: np.ndarray
-    finish: np.ndarray
-    rejected: np.ndarray
-    reasons: dict[int, str]
-    placements: list[list[Any]]
-    speed: np.ndarray
-    job_energy: np.ndarray
-    completion_order: list[int]
     times: np.ndarray
     allocated: np.ndarray
     busy_gpus: np.ndarray
     fragmented: np.ndarray
     power: np.ndarray
     queued: np.ndarray
+
+    @classmethod
+    def of_rows(cls, rows: list[tuple]) -> GpuTimeline:
+        """The timeline of ``(time, allocated, busy GPUs, fragmented, power, queued)`` rows, in time order."""
+        table = np.array(rows, dtype=np.float64).reshape(-1, 6)
+        return cls(table[:, 0], table[:, 1].astype(np.int64), table[:, 2].astype(np.int64), table[:, 3],
+                   table[:, 4], table[:, 5].astype(np.int64))
+
+
+@dataclass(slots=True)
+class GpuUsage:
+    """The GPU model's part of a :class:`SimulationResult` (J jobs, by the kernel's job index).
+
+    Filled by :meth:`~hdeeprm.simulation.gpu_model.GpuModel.usage` for every run with a GPU model: the timed
+    GPU replay (:mod:`hdeeprm.run.gpu_replay`) and the mixed CPU+GPU runs (:class:`~hdeeprm.run.episode.Episode`).
+
+    Attributes:
+        cluster: The GPU cluster.
+        jobs: The jobs' GPU requests (a :class:`~hdeeprm.workload.gpu_jobs.GpuJobs` in a GPU replay, with its
+            trace ids and submission times; a :class:`~hdeeprm.simulation.gpu_model.GpuDemand` in a mixed run).
+        config: The speed model (a GPU replay's ``GpuRunConfig``, which adds its policies).
+        placements: Where each job's GPUs were (empty for a job that held none): ``Placement`` records
+            (:class:`~hdeeprm.decision.gpu_manager.Placement`: node, GPUs, share).
+        speed: Run-time factor applied to each job (execution = duration x speed), float64 (J,), NaN if it held
+            no GPU.
+        job_energy: GPU joules of each job, float64 (J,), NaN if it held no GPU.
+        energy: GPU joules from the first submission to the last job end (Batsim's ``consumed_joules`` window).
+        stand_ins: GPU types without rates or power -> the type used instead.
+        gpu_offset: Global id of each node's first GPU (node-major numbering), int64 (N,).
+        timeline: The state after every instant (a GPU replay records it), or None.
+    """
+
+    cluster: GpuCluster
+    jobs: Any
+    config: Any
+    placements: list[list[Any]]
+    speed: np.ndarray
+    job_energy: np.ndarray
     energy: float
-    stand_ins: dict[str, str] = field(default_factory=dict)
-    gpu_offset: np.ndarray | None = None
-    scheduling_time: float = 0.0
-    simulation_time: float = 0.0
+    stand_ins: dict[str, str]
+    gpu_offset: np.ndarray
+    timeline: GpuTimeline | None = None
 
     def gpu_ids(self, job: int) -> list[int]:
-        """Global ids of the GPUs job ``job`` held (node-major numbering)."""
+        """Global ids of the GPUs job ``job`` held (node-major numbering), in placement order."""
         return [int(self.gpu_offset[p.node] + g) for p in self.placements[job] for g in p.gpus]

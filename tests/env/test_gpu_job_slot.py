@@ -66,6 +66,6 @@ def test_random_valid_episodes_end_with_every_job_done_on_a_generated_scenario()
         total += reward
         done = terminated or truncated
     metrics = info["metrics"]
-    assert metrics["jobs"] + metrics["rejected"] == len(env.replay.jobs)
-    assert total == pytest.approx(-metrics["mean_waiting_time"] / 3600 * len(env.replay.jobs) / metrics["jobs"]
-                                  if metrics["rejected"] else -metrics["mean_waiting_time"] / 3600)
+    assert metrics["nb_completed"] + metrics["nb_rejected"] == len(env.replay.jobs)
+    assert total == pytest.approx(-metrics["mean_waiting_time"] / 3600 * len(env.replay.jobs) / metrics["nb_completed"]
+                                  if metrics["nb_rejected"] else -metrics["mean_waiting_time"] / 3600)

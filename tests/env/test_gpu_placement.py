@@ -45,8 +45,8 @@ def test_masks_reward_skip_and_override_by_hand():
     obs, reward, term, trunc, info = env.step(env.skip)
     assert info["skips_overridden"] == 1 and term
     assert reward == pytest.approx(1000 / 3000 + 500 / 3000)
-    assert env.replay.placements[1][0].node == 1
-    assert info["metrics"]["jobs"] == 2 and info["metrics"]["mean_waiting_time"] == pytest.approx(50.0)
+    assert env.replay.model.placements[1][0].node == 1
+    assert info["metrics"]["nb_completed"] == 2 and info["metrics"]["mean_waiting_time"] == pytest.approx(50.0)
 
 
 def spread_cluster():
@@ -63,8 +63,8 @@ def test_an_overridden_skip_places_every_part_of_a_spread_job():
     # +3/4 allocated; the fragmentation (typical pod: the 3-GPU job itself, which no single node fits, so all
     # 3 idle GPUs of the 4 count) falls from 3000 to 0 thousandths of the 4000
     assert term and info["skips_overridden"] == 1 and reward == pytest.approx(3 / 4 + 3 / 4)
-    assert sorted(p.node for p in env.replay.placements[0]) == [0, 1]   # best_fit: n1 before n2 (rank tie)
-    assert info["metrics"]["jobs"] == 1 and env.replay.manager.queue == []
+    assert sorted(p.node for p in env.replay.model.placements[0]) == [0, 1]   # best_fit: n1 before n2 (rank tie)
+    assert info["metrics"]["nb_completed"] == 1 and env.replay.manager.queue == []
 
 
 def test_a_spread_job_that_can_never_run_is_rejected_not_dropped():
@@ -75,7 +75,7 @@ def test_a_spread_job_that_can_never_run_is_rejected_not_dropped():
     assert info["job"] == 1 and env.replay.rejected.tolist() == [True, False]
     _, _, term, _, info = env.step(env.skip)
     assert term and info["skips_overridden"] == 1
-    assert info["metrics"]["jobs"] == 1 and info["metrics"]["rejected"] == 1
+    assert info["metrics"]["nb_completed"] == 1 and info["metrics"]["nb_rejected"] == 1
 
 
 def test_a_masked_node_is_a_skip_and_bad_actions_raise():
@@ -100,9 +100,9 @@ def test_placing_where_the_policy_would_reproduces_the_replay():
                               manager.rng)
         _, _, done, _, info = env.step(node)
     expected = simulate_gpu(cluster, jobs, GpuRunConfig())
-    assert np.array_equal(env.replay.start_time, expected.start, equal_nan=True)
-    assert np.array_equal(env.replay.result().allocated, expected.allocated)
-    assert info["metrics"]["jobs"] == float((~expected.rejected).sum()) > 100
+    assert np.array_equal(env.replay.start_time, expected.start_time, equal_nan=True)
+    assert np.array_equal(env.replay.result().gpu.timeline.allocated, expected.gpu.timeline.allocated)
+    assert info["metrics"]["nb_completed"] == float((~expected.rejected).sum()) > 100
 
 
 def test_gymnasium_checker_and_registered_id():
@@ -134,4 +134,4 @@ def test_the_1213_node_openb_cluster(shared):
         obs, reward, term, trunc, info = env.step(int(nodes[-1]))
         if term:
             break
-    assert term and info["metrics"]["jobs"] + info["metrics"]["rejected"] == 40
+    assert term and info["metrics"]["nb_completed"] + info["metrics"]["nb_rejected"] == 40

@@ -27,36 +27,36 @@ def test_fractional_and_whole_gpu_jobs_on_one_two_gpu_node():
     result = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="first_fit"))
     # frac takes half of GPU 0 at 0 s; pair needs both GPUs whole: waits until frac ends at 100 s;
     # one fits GPU 1 at 20 s (non-blocking queue) and ends at 50 s.
-    assert result.start.tolist() == [0.0, 100.0, 20.0]
-    assert result.finish.tolist() == [100.0, 150.0, 50.0]
-    assert result.gpu_ids(0) == [0] and result.gpu_ids(1) == [0, 1] and result.gpu_ids(2) == [1]
-    assert result.allocated.tolist() == [500, 500, 1500, 500, 2000, 0]
+    assert result.start_time.tolist() == [0.0, 100.0, 20.0]
+    assert result.finish_time.tolist() == [100.0, 150.0, 50.0]
+    assert result.gpu.gpu_ids(0) == [0] and result.gpu.gpu_ids(1) == [0, 1] and result.gpu.gpu_ids(2) == [1]
+    assert result.gpu.timeline.allocated.tolist() == [500, 500, 1500, 500, 2000, 0]
     # power: 2 x 40 W idle + 260 W x allocated GPUs; energy from 0 s to the last end (150 s)
-    assert result.energy == pytest.approx(210 * 20 + 470 * 30 + 210 * 50 + 600 * 50)
+    assert result.gpu.energy == pytest.approx(210 * 20 + 470 * 30 + 210 * 50 + 600 * 50)
 
 
 def test_blocking_queue_keeps_the_head_of_line():
     config = GpuRunConfig(placement="first_fit", start_strategy="head_of_line")
     result = simulate_gpu(_two_gpu_node(), _mixed_jobs(), config)
-    assert result.start.tolist() == [0.0, 100.0, 150.0]
-    assert result.finish.tolist() == [100.0, 150.0, 180.0]
+    assert result.start_time.tolist() == [0.0, 100.0, 150.0]
+    assert result.finish_time.tolist() == [100.0, 150.0, 180.0]
 
 
 def test_job_fits_only_on_its_allowed_type_and_runs_at_that_type_speed():
     cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4"), ("v100", 8000, 65536, 1, V100)])
     jobs = gpu_jobs([("v", 0, 100, 1, 1000, 0, 0, 0, V100), ("any", 0, 100, 1, 1000, 0, 0, 0, "")])
     result = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit"))
-    assert [p.node for p in result.placements[0]] == [1]
-    assert [p.node for p in result.placements[1]] == [0]
-    assert result.finish[0] == 100.0
-    assert result.finish[1] == pytest.approx(100 * 15.7 / 8.1)   # FP32 rate ratio V100 SXM2 / T4
+    assert [p.node for p in result.gpu.placements[0]] == [1]
+    assert [p.node for p in result.gpu.placements[1]] == [0]
+    assert result.finish_time[0] == 100.0
+    assert result.finish_time[1] == pytest.approx(100 * 15.7 / 8.1)   # FP32 rate ratio V100 SXM2 / T4
 
 
 def test_gpu_memory_constraint_selects_the_type():
     cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4"), ("v32", 8000, 65536, 1, "V100M32")])
     jobs = gpu_jobs([("big", 0, 10, 1, 1000, 0, 0, 20 * 1024, "")])
     result = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit"))
-    assert [p.node for p in result.placements[0]] == [1]
+    assert [p.node for p in result.gpu.placements[0]] == [1]
 
 
 def test_energy_of_a_half_utilized_gpu():
@@ -64,9 +64,9 @@ def test_energy_of_a_half_utilized_gpu():
     jobs = gpu_jobs([("half", 0, 100, 1, 500, 0, 0, 0, "")])
     result = simulate_gpu(cluster, jobs)
     # 40 W idle + (300 - 40) W x 0.5 = 170 W for 100 s; the job's own energy is 300 W x 0.5 x 100 s
-    assert result.energy == pytest.approx(17000.0)
-    assert result.job_energy[0] == pytest.approx(15000.0)
-    assert result.power.tolist() == [170.0, 40.0]
+    assert result.gpu.energy == pytest.approx(17000.0)
+    assert result.gpu.job_energy[0] == pytest.approx(15000.0)
+    assert result.gpu.timeline.power.tolist() == [170.0, 40.0]
 
 
 def test_never_fitting_jobs_are_rejected_with_their_reason():
@@ -77,17 +77,17 @@ def test_never_fitting_jobs_are_rejected_with_their_reason():
     assert result.reasons[0] == "asks for 4 GPUs, the cluster has 2 allowed"
     assert result.reasons[1].startswith("no node has a GPU of an allowed model (gpu_spec A100")
     assert result.reasons[2].startswith("fits no node even when the cluster is empty (9000 milli-CPU")
-    assert result.finish[:3].tolist() == [0.0, 0.0, 5.0]
-    assert result.start[3] == 5.0
+    assert result.finish_time[:3].tolist() == [0.0, 0.0, 5.0]
+    assert result.start_time[3] == 5.0
 
 
 def test_a_job_wider_than_any_node_spreads_and_pays_the_spread_factor():
     cluster = gpu_cluster([("n0", 8000, 65536, 2, V100), ("n1", 8000, 65536, 2, V100)])
     jobs = gpu_jobs([("wide", 0, 100, 3, 1000, 0, 0, 0, ""), ("frac", 0, 100, 1, 250, 0, 0, 0, "")])
     result = simulate_gpu(cluster, jobs, GpuRunConfig(spread_slowdown=1.5, share_slowdown=1.2))
-    assert sorted(p.node for p in result.placements[0]) == [0, 1]
-    assert result.finish[0] == pytest.approx(150.0)
-    assert result.finish[1] == pytest.approx(120.0)
+    assert sorted(p.node for p in result.gpu.placements[0]) == [0, 1]
+    assert result.finish_time[0] == pytest.approx(150.0)
+    assert result.finish_time[1] == pytest.approx(120.0)
 
 
 def test_a_spread_job_whose_parts_cannot_fit_together_is_rejected():
@@ -98,7 +98,7 @@ def test_a_spread_job_whose_parts_cannot_fit_together_is_rejected():
     result = simulate_gpu(cluster, jobs)
     assert result.rejected.tolist() == [True, False]
     assert result.reasons[0].startswith("its parts (2+2 GPUs) do not fit the empty cluster together")
-    assert sorted(p.node for p in result.placements[1]) == [0, 1]
+    assert sorted(p.node for p in result.gpu.placements[1]) == [0, 1]
 
 
 def test_orderings_are_registered_and_bad_options_fail():
@@ -117,19 +117,19 @@ def test_smallest_gpu_demand_ordering_starts_the_small_job_first():
                      ("small", 2, 10, 1, 1000, 0, 0, 0, "")])
     fcfs = simulate_gpu(cluster, jobs, GpuRunConfig(start_strategy="head_of_line"))
     small = simulate_gpu(cluster, jobs, GpuRunConfig(start_strategy="head_of_line", ordering="smallest_gpu_demand"))
-    assert fcfs.start.tolist() == [0.0, 10.0, 20.0]
-    assert small.start.tolist() == [0.0, 20.0, 10.0]
+    assert fcfs.start_time.tolist() == [0.0, 10.0, 20.0]
+    assert small.start_time.tolist() == [0.0, 20.0, 10.0]
 
 
 def _max_share_per_gpu(result) -> int:
     """Largest total share any GPU holds at any instant (sweep over start/end events)."""
     events = []
-    for job, placed in enumerate(result.placements):
+    for job, placed in enumerate(result.gpu.placements):
         for p in placed:
             for g in p.gpus:
-                gid = int(result.gpu_offset[p.node] + g)
-                events.append((result.finish[job], 0, gid, -p.pod.gpu_milli))
-                events.append((result.start[job], 1, gid, p.pod.gpu_milli))
+                gid = int(result.gpu.gpu_offset[p.node] + g)
+                events.append((result.finish_time[job], 0, gid, -p.pod.gpu_milli))
+                events.append((result.start_time[job], 1, gid, p.pod.gpu_milli))
     load: dict[int, int] = {}
     worst = 0
     for _t, _kind, gid, delta in sorted(events):
@@ -148,16 +148,16 @@ def test_philly_window_on_openb_respects_capacity_and_is_deterministic(shared):
     first = simulate_gpu(cluster, jobs, config)
     again = simulate_gpu(cluster, jobs, config)
     assert len(jobs) == 600
-    assert np.array_equal(first.start, again.start, equal_nan=True)
-    assert np.array_equal(first.finish, again.finish, equal_nan=True)
-    assert first.energy == again.energy
+    assert np.array_equal(first.start_time, again.start_time, equal_nan=True)
+    assert np.array_equal(first.finish_time, again.finish_time, equal_nan=True)
+    assert first.gpu.energy == again.gpu.energy
     assert sorted(first.completion_order) == list(range(600))
     ran = ~first.rejected
-    assert np.all(first.start[ran] >= jobs.submit[ran]) and np.all(first.finish[ran] > first.start[ran])
+    assert np.all(first.start_time[ran] >= jobs.submit[ran]) and np.all(first.finish_time[ran] > first.start_time[ran])
     assert all(first.reasons[i] for i in np.flatnonzero(first.rejected))
     assert _max_share_per_gpu(first) <= 1000
-    assert first.allocated.max() <= 1000 * cluster.nb_gpus
-    assert "G2" in first.stand_ins   # no rates or power published: the reference type stands in
+    assert first.gpu.timeline.allocated.max() <= 1000 * cluster.nb_gpus
+    assert "G2" in first.gpu.stand_ins   # no rates or power published: the reference type stands in
 
 
 def test_release_restores_the_placement_state_and_its_fragmentation():
@@ -183,7 +183,7 @@ def test_a_throughput_table_overrides_the_rate_ratio():
     cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4")])
     jobs = gpu_jobs([("j", 0, 100, 1, 1000, 0, 0, 0, "")])
     result = simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T4": 0.25}))
-    assert result.finish[0] == pytest.approx(400.0)
+    assert result.finish_time[0] == pytest.approx(400.0)
     with pytest.raises(OptionsError, match="must be a known gpu type"):
         simulate_gpu(cluster, jobs, GpuRunConfig(throughput={"T5": 0.25}))
 
@@ -207,7 +207,7 @@ def _reservation_jobs():
 ])
 def test_a_large_gpu_job_gets_a_reservation_under_easy(strategy, starts):
     result = simulate_gpu(_two_gpu_node(), _reservation_jobs(), GpuRunConfig(start_strategy=strategy))
-    assert result.start.tolist() == starts
+    assert result.start_time.tolist() == starts
 
 
 def test_conservative_backfilling_is_refused_for_gpu_runs():
@@ -222,9 +222,9 @@ def test_a_cpu_only_job_runs_its_duration_whatever_the_gpus_of_its_node():
     cluster = gpu_cluster([("t4", 8000, 65536, 1, "T4")])
     jobs = gpu_jobs([("cpu", 0, 151, 0, 0, 1000, 1024, 0, ""), ("gpu", 0, 100, 1, 1000, 1000, 1024, 0, "")])
     result = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit"))
-    assert result.speed.tolist() == [1.0, pytest.approx(15.7 / 8.1)]
-    assert result.finish[0] == 151.0
-    assert result.finish[1] == pytest.approx(100 * 15.7 / 8.1)
+    assert result.gpu.speed.tolist() == [1.0, pytest.approx(15.7 / 8.1)]
+    assert result.finish_time[0] == 151.0
+    assert result.finish_time[1] == pytest.approx(100 * 15.7 / 8.1)
 
 
 def test_weighted_placement_policies_score_together_as_kubernetes_plugins():
@@ -236,11 +236,11 @@ def test_weighted_placement_policies_score_together_as_kubernetes_plugins():
     for placement, node in (("first_fit", 0), ("worst_fit", 1), ("first_fit:1+worst_fit:2", 1),
                             ("first_fit:2+worst_fit:1", 0)):
         result = simulate_gpu(cluster, jobs, GpuRunConfig(placement=placement))
-        assert [p.node for p in result.placements[1]] == [node], placement
+        assert [p.node for p in result.gpu.placements[1]] == [node], placement
     # one policy with a weight places exactly as the policy alone
     alone = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="best_fit"))
     weighted = simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(placement="best_fit:3"))
-    assert weighted.start.tolist() == alone.start.tolist() and weighted.gpu_ids(0) == alone.gpu_ids(0)
+    assert weighted.start_time.tolist() == alone.start_time.tolist() and weighted.gpu.gpu_ids(0) == alone.gpu.gpu_ids(0)
 
 
 @pytest.mark.parametrize("placement, message", [
