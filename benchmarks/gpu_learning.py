@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS  # noqa: E402
 from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS  # noqa: E402
-from hdeeprm.env.gpu_placement import GpuPlacementEnv, episode_metrics  # noqa: E402
+from hdeeprm.env.gpu_placement import GpuPlacementEnv  # noqa: E402
 from hdeeprm.env.gpu_provisioning import PROVISIONING_HEURISTICS, GpuProvisioningEnvV1  # noqa: E402
 from hdeeprm.env.gpu_scenarios import scenarios  # noqa: E402
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig  # noqa: E402
@@ -85,7 +85,7 @@ def classic_metrics(scenario: str, placement: str, ordering: str) -> dict[str, f
     replay = GpuReplay(s.cluster(), s.jobs(), GpuRunConfig(placement=placement, ordering=ordering))
     while replay.step():
         pass
-    return episode_metrics(replay)
+    return replay.metrics()
 
 
 class Selector:

@@ -92,7 +92,7 @@ def test_import_hdeeprm_exports_and_registers_without_heavy_imports():
             "'register_envs')]; "
             "assert all(getattr(hdeeprm, n) is not None for n in names); print(len(names))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert int(done.stdout) == 30   # 13 names, and since the one-kernel work the kernel, the GPU API and the run result (17)
+    assert int(done.stdout) == 30   # 13 names, then the kernel, the GPU API and the run result (17)
     first = subprocess.run([sys.executable, "-c", "import gymnasium, hdeeprm; "
                             "print('hdeeprm/HDeepRM-v0' in gymnasium.registry)"], capture_output=True, text=True)
     assert first.stdout == "True\n"

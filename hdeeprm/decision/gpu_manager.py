@@ -21,8 +21,13 @@ start is the run's start strategy, a name of the registry the CPU decisions use
   ``shortest_gpu_time`` ordering uses). Whether the head fits is checked with every part of a
   spread job placed at once, each on the fitting node with the fewest free GPUs.
 
-``conservative_backfilling`` is refused for GPU runs (a reservation for every queued job over
-multi-resource nodes is not implemented yet).
+- ``conservative_backfilling`` (Mu'alem and Feitelson, IEEE TPDS 2001, as for CPU jobs): every queued
+  job, in the decision's order, gets a reservation at the earliest time it fits without moving the
+  reservation of any job before it; the jobs whose reservation is *now* start. The reservations are
+  planned at every decision over the free resources at each estimated job end (running jobs and the
+  jobs reserved before), each part of a job on the fitting node with the fewest free GPUs, kept from
+  its start to its estimated end; a job starting now is placed by the run's policy and must leave
+  every earlier reservation in place. Estimates are the ones of ``easy_backfilling``.
 
 A job fits on one node (openb semantics, :class:`~hdeeprm.decision.gpu_placement.PodRequest`),
 unless it asks for more whole GPUs than any node of an allowed model holds: it is then
@@ -67,7 +72,7 @@ DEFAULT_GPU_PLACEMENT = "best_fit"
 #: Start strategy of a GPU run that names none (Kubernetes' pending-pod queue; see the module docstring).
 DEFAULT_GPU_START_STRATEGY = "greedy"
 #: Start strategies a GPU run can use.
-GPU_START_STRATEGIES = ("greedy", "head_of_line", "easy_backfilling")
+GPU_START_STRATEGIES = ("greedy", "head_of_line", "easy_backfilling", "conservative_backfilling")
 #: A run-time estimate: (job, its placements) -> seconds the job is expected to run there.
 Estimate = Callable[[int, list["Placement"]], float]
 
@@ -116,6 +121,62 @@ def _fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
     for node, gpus, pod in reversed(done):
         empty.release(node, gpus, pod)
     return len(done) == len(pods)
+
+
+def _fits_there(state: PlacementState, placed: list[Placement]) -> bool:
+    """Whether the free resources ``state`` hold every part of ``placed`` on its node and GPUs (a pure check)."""
+    if len(placed) == 1:
+        p = placed[0]
+        pod, node = p.pod, p.node
+        return bool(state.cpu_left[node] >= pod.cpu and state.memory_left[node] >= pod.memory
+                    and (not pod.num_gpu or (state.gpu_left[node, p.gpus] >= pod.gpu_milli).all()))
+    need: dict[tuple[int, int], int] = {}
+    for p in placed:
+        need[p.node, -2] = need.get((p.node, -2), 0) + p.pod.cpu
+        need[p.node, -1] = need.get((p.node, -1), 0) + p.pod.memory
+        for g in p.gpus.tolist() if p.pod.num_gpu else ():
+            need[p.node, g] = need.get((p.node, g), 0) + p.pod.gpu_milli
+    return all((state.cpu_left[n] if g == -2 else state.memory_left[n] if g == -1 else state.gpu_left[n, g]) >= v
+               for (n, g), v in need.items())
+
+
+def _take(state: PlacementState, placed: list[Placement], sign: int = 1) -> None:
+    """Take (``sign`` 1) or give back (-1) the resources of ``placed`` in a what-if state (no fragmentation kept)."""
+    for p in placed:
+        pod, node = p.pod, p.node
+        state.cpu_left[node] -= sign * pod.cpu
+        state.memory_left[node] -= sign * pod.memory
+        if pod.num_gpu:
+            state.gpu_left[node, p.gpus] -= sign * pod.gpu_milli
+            state.total_left[node] -= sign * pod.gpu_request
+
+
+def _plan_on(state: PlacementState, pods: list[PodRequest]) -> list[Placement] | None:
+    """Where a job's parts would go on ``state`` (each on the fitting node with the fewest free GPUs), or None."""
+    done: list[Placement] = []
+    for pod in pods:
+        nodes = state.fitting_nodes(pod)
+        if len(nodes) == 0:
+            break
+        node = int(nodes[np.argmin(state.total_left[nodes])])
+        done.append(Placement(node, state.choose_gpus(node, pod, "best", None), pod))
+        if len(pods) > 1:
+            _take(state, done[-1:])
+    if len(pods) > 1:
+        _take(state, done, -1)
+    return done if len(done) == len(pods) else None
+
+
+def _reserve(profile: list[tuple[float, PlacementState]], k: int, end: float, placed: list[Placement]) -> None:
+    """Take ``placed`` in the profile from its ``k``-th time up to ``end`` (a time added there when new)."""
+    times = [t for t, _ in profile]
+    if end not in times:
+        after = int(np.searchsorted(times, end))
+        profile.insert(after, (end, profile[after - 1][1].free_copy()))
+    for t, state in profile[k:]:
+        if t >= end:
+            break
+        _take(state, placed)
 
 
 class GpuManager:
@@ -254,8 +315,10 @@ class GpuManager:
                 waiting.append(job)
             else:
                 started.append((job, placed))
-        if self.strategy == "easy_backfilling" and len(waiting) >= 2:
-            started += self._backfill(waiting, started, now)
+        backfill = {"easy_backfilling": self._backfill, "conservative_backfilling": self._conservative}.get(
+            self.strategy)
+        if backfill is not None and len(waiting) >= 2:
+            started += backfill(waiting, started, now)
             taken = {job for job, _ in started}
             waiting = [job for job in waiting if job not in taken]
         self.queue = sorted(waiting)
@@ -312,6 +375,61 @@ class GpuManager:
             backfilled.append((job, placed))
             refused.clear()
         return backfilled
+
+    def _conservative(self, waiting: list[int], starting: list[tuple[int, list[Placement]]],
+                      now: float) -> list[tuple[int, list[Placement]]]:
+        """Conservative backfilling behind blocked head ``waiting[0]`` (see the module docstring).
+
+        Args:
+            waiting: Queued jobs that did not start, in the decision's order; the first is the head.
+            starting: Jobs this decision starts already (head of line), with their placements.
+            now: The decision's time in seconds.
+
+        Returns:
+            ``(job, placements)`` of the jobs whose reservation is now, in start order.
+        """
+        ends = sorted([(max(end, now), seq, placed) for end, seq, placed in self.running.values()] +
+                      [(max(now + self.estimate(job, placed), now), self._started + k, placed)
+                       for k, (job, placed) in enumerate(starting)], key=lambda e: (e[0], e[1]))
+        # The reservation profile: (time, free resources from then to the next time), times ascending.
+        free = self.state.free_copy()
+        profile: list[tuple[float, PlacementState]] = [(now, free.free_copy())]
+        for end, _, placed in ends:
+            for p in placed:
+                free.release(p.node, p.gpus, p.pod)
+            if end == profile[-1][0]:
+                profile[-1] = (end, free.free_copy())
+            else:
+                profile.append((end, free.free_copy()))
+        started: list[tuple[int, list[Placement]]] = []
+        # The profile only loses resources as reservations are added: a shape that did not fit at a time
+        # before ``floor[shape]`` still does not.
+        floor: dict[tuple, float] = {}
+        for job in waiting:
+            shape = self.shapes[job]
+            fitted = False
+            for k, (t, state) in enumerate(profile):
+                if t < floor.get(shape, now):
+                    continue
+                placed = self._try(job) if k == 0 else _plan_on(state, self.chunks[job])
+                if placed is None:
+                    continue
+                if not fitted:   # the first time this shape fits at all
+                    floor[shape], fitted = t, True
+                end = t + self.estimate(job, placed)
+                later = [s for u, s in profile[k + 1:] if u < end]
+                if k == 0:   # the policy placed it on the real state: does it leave the reservations in place?
+                    later.append(state)
+                if not all(_fits_there(s, placed) for s in later):
+                    if k == 0:
+                        for p in reversed(placed):
+                            self.state.release(p.node, p.gpus, p.pod)
+                    continue
+                _reserve(profile, k, end, placed)
+                if k == 0:
+                    started.append((job, placed))
+                break
+        return started
 
     def _shadow(self, head: list[PodRequest], ends: list[tuple[float, int, list[Placement]]],
                 now: float) -> tuple[float, PlacementState | None]:

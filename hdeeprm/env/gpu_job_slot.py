@@ -20,7 +20,7 @@ from gymnasium import spaces
 
 from hdeeprm import arguments
 from hdeeprm.decision.observation import clip_unit
-from hdeeprm.env.gpu_placement import episode_metrics, gpu_env_inputs
+from hdeeprm.env.gpu_placement import gpu_env_inputs
 from hdeeprm.env.gpu_scenarios import GpuScenario, episode_inputs
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
@@ -67,7 +67,7 @@ class GpuJobSlotEnv(gymnasium.Env):
     ## Episode End
 
     ``terminated``: every job completed or was rejected; ``info["metrics"]`` then holds the episode's
-    metrics (:func:`~hdeeprm.env.gpu_placement.episode_metrics`). ``truncated``: ``max_steps`` decisions.
+    metrics (:meth:`~hdeeprm.run.gpu_replay.GpuReplay.metrics`). ``truncated``: ``max_steps`` decisions.
 
     Args:
         platform: A GpuCluster, an HDeepRM platform JSON or an openb node list.
@@ -170,7 +170,7 @@ class GpuJobSlotEnv(gymnasium.Env):
         job = self._visible[slot]
         placed = replay.manager.place(job)
         if placed is not None:
-            replay.start([(job, placed)])
+            replay.apply([(job, placed)])
         else:   # a spread job whose first part fits but not every part: it waits for the next event
             self._area += self._advance()
         self._next_decision()
@@ -222,5 +222,5 @@ class GpuJobSlotEnv(gymnasium.Env):
                 "scenario": self.scenario.name if self.scenario is not None else "",
                 "waits_overridden": self.waits_overridden}
         if final and self.done:
-            info["metrics"] = episode_metrics(replay)
+            info["metrics"] = replay.metrics()
         return info

@@ -23,7 +23,6 @@ from hdeeprm import arguments
 from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
-from hdeeprm.outputs.gpu_outputs import gpu_summary
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.loop import as_action
@@ -226,7 +225,7 @@ class GpuPlacementEnv(gymnasium.Env):
             placed = replay.manager.place(job)
             self.skips_overridden += 1
         if placed is not None:
-            replay.start([(job, placed)])
+            replay.apply([(job, placed)])
             gain = float(self._share[job]) / self._capacity
             frag_gain = (replay.fragmented() - before) / self._capacity
         self.offered.add(job)
@@ -334,14 +333,6 @@ class GpuPlacementEnv(gymnasium.Env):
                 "queue": len(replay.manager.queue), "skips_overridden": self.skips_overridden,
                 "scenario": self.scenario.name if self.scenario else ""}
         if self.done:
-            info["metrics"] = episode_metrics(replay)
+            info["metrics"] = replay.metrics()
         return info
 
-
-def episode_metrics(replay: GpuReplay) -> dict[str, float | int]:
-    """The metrics summary of a finished replay: :func:`~hdeeprm.outputs.gpu_outputs.gpu_summary` of its result.
-
-    The same figures, under the same names, as ``hdeeprm-launch`` writes for a GPU run (``jct_mean``,
-    ``queueing_delay_mean``, ``gpu_allocation_rate``, ``gpu_fragmented_share``, ...).
-    """
-    return gpu_summary(replay.result())

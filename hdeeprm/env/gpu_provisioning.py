@@ -23,7 +23,7 @@ from gymnasium import spaces
 
 from hdeeprm import arguments
 from hdeeprm.decision.observation import clip_unit
-from hdeeprm.env.gpu_placement import episode_metrics, gpu_env_inputs
+from hdeeprm.env.gpu_placement import gpu_env_inputs
 from hdeeprm.env.gpu_scenarios import episode_inputs
 from hdeeprm.platform.openb import MILLI
 from hdeeprm.registry import Registry
@@ -296,7 +296,7 @@ class GpuProvisioningEnv(gymnasium.Env):
         if final:
             info["score"] = self.score()
         if self.done:
-            info["metrics"] = episode_metrics(self.replay)
+            info["metrics"] = self.replay.metrics()
         return info
 
 

@@ -7,7 +7,9 @@ submission in workload order, then every job end in start order), with the GPU r
 its docstring gives the models and their sources). At each instant the
 :class:`~hdeeprm.decision.gpu_manager.GpuManager` takes one decision, then the state is recorded (one
 timeline row per instant). :class:`GpuReplay` holds that loop's state and takes it one instant at a time,
-so that the Gymnasium GPU environments decide between the steps (:func:`simulate_gpu` is its plain loop).
+so that the Gymnasium GPU environments decide between the steps (:func:`simulate_gpu` is its plain loop). It is
+one of the two implementations of the session contract (:mod:`hdeeprm.run.session`: advance, apply, metrics,
+result), :class:`~hdeeprm.run.episode.Episode` being the other.
 """
 from __future__ import annotations
 
@@ -18,14 +20,16 @@ import numpy as np
 from hdeeprm.decision.gpu_manager import (
     DEFAULT_GPU_ORDERING, DEFAULT_GPU_PLACEMENT, DEFAULT_GPU_START_STRATEGY, GpuManager, Placement)
 from hdeeprm.decision.fragmentation import typical_pods
+from hdeeprm.outputs.gpu_outputs import gpu_summary
 from hdeeprm.platform.openb import GpuCluster
+from hdeeprm.run.session import drive
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.results import GpuTimeline, SimulationResult
 from hdeeprm.simulation.gpu_model import GpuModel, GpuSpeedModel
 from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import DELAY, Job, JobState, Profile, Workload
 
-__all__ = ["GpuRunConfig", "GpuReplay", "simulate_gpu", "kernel_workload"]
+__all__ = ["GpuRunConfig", "GpuReplay", "simulate_gpu", "kernel_workload", "policy_decision"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,8 @@ class GpuReplay:
         self.next_job = 0       # submissions taken in
         self.now = float(jobs.submit[0]) if n else 0.0
         self._pending = None    # a batch the kernel delivered during wait_until, taken in by the next advance
+        self.done = False       # no event left (the session contract, hdeeprm.run.session)
+        self._unrecorded = False  # an instant was taken in by advance and not recorded yet
 
     @property
     def start_time(self) -> np.ndarray:
@@ -156,9 +162,13 @@ class GpuReplay:
         Returns:
             False (and nothing changes) when no event is left.
         """
+        if self._unrecorded:   # the instant being left, after the decisions taken at it
+            self.record()
         batch, self._pending = self._pending or self.engine.next_batch(), None
         if batch is None:
+            self.done = True
             return False
+        self._unrecorded = True
         self.now = batch.time
         manager, engine = self.manager, self.engine
         for job in batch.submitted:
@@ -173,19 +183,23 @@ class GpuReplay:
 
     def schedule(self) -> None:
         """Take the manager's decision at this instant (its queue order and placement policy) and start the jobs."""
-        self.start(self.manager.schedule(self.now))
+        self.apply(policy_decision(self))
 
-    def start(self, decided: list[tuple[int, list[Placement]]]) -> None:
-        """Start placed jobs now (their resources already taken in the manager's state).
+    def apply(self, decided: list[tuple[int, list[Placement]]]) -> int:
+        """Start placed jobs now (their resources already taken in the manager's state): the session's apply.
 
         Args:
             decided: ``(job, placements)`` in start order.
+
+        Returns:
+            The number of jobs started.
         """
         jobs, execute, started, now = self.kernel_jobs.jobs, self.engine.execute_job, self.manager.started, self.now
         for job, placed in decided:
             execute(jobs[job], (), placed)
             started(job, placed, now)
         self.running += len(decided)
+        return len(decided)
 
     def decide(self) -> None:
         """Take the manager's decision at this instant and record the instant (:meth:`schedule`, :meth:`record`)."""
@@ -210,10 +224,21 @@ class GpuReplay:
         return float(self.manager.state.frag.sum()) / self.typical.total
 
     def record(self) -> None:
-        """Append this instant's row to the timeline (after the decisions taken at it)."""
+        """Append this instant's row to the timeline (after the decisions taken at it).
+
+        :meth:`advance` records the instant it leaves when nobody did.
+        """
+        self._unrecorded = False
         model = self.model
         self.rows.append((self.now, model.allocated(), model.busy_gpus(), self.fragmented(), model.power(),
                           len(self.manager.queue)))
+
+    def metrics(self) -> dict[str, float | int]:
+        """The run's metrics summary (:func:`~hdeeprm.outputs.gpu_outputs.gpu_summary`, ``out_metrics.json``'s)."""
+        return gpu_summary(self.result())
+
+    def close(self) -> None:
+        """Nothing to release (the session contract: a GPU replay streams no file)."""
 
     def result(self) -> SimulationResult:
         """The run's :class:`~hdeeprm.simulation.results.SimulationResult`, with its GPU part and timeline.
@@ -223,6 +248,15 @@ class GpuReplay:
         result = self.engine.result()
         result.gpu = self.model.usage(GpuTimeline.of_rows(self.rows))
         return result
+
+
+def policy_decision(replay: GpuReplay) -> list[tuple[int, list[Placement]]]:
+    """The run's own decision at the replay's instant: its start strategy, queue order and placement policy.
+
+    Returns:
+        ``(job, placements)`` to start (:meth:`GpuReplay.apply`), their resources already taken.
+    """
+    return replay.manager.schedule(replay.now)
 
 
 def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuRunConfig()) -> SimulationResult:
@@ -241,8 +275,7 @@ def simulate_gpu(cluster: GpuCluster, jobs: GpuJobs, config: GpuRunConfig = GpuR
         OptionsError: Unknown policy, ordering, type or precision; a slowdown factor below 1.
     """
     replay = GpuReplay(cluster, jobs, config)
-    while replay.step():
-        pass
+    drive(replay, policy_decision)
     if replay.manager.queue:   # cannot happen: a queued job fits the empty cluster, and the cluster empties
         raise AssertionError(f"jobs left in the queue: {replay.manager.queue[:5]}")
     return replay.result()

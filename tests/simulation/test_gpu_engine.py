@@ -210,10 +210,28 @@ def test_a_large_gpu_job_gets_a_reservation_under_easy(strategy, starts):
     assert result.start_time.tolist() == starts
 
 
-def test_conservative_backfilling_is_refused_for_gpu_runs():
-    with pytest.raises(OptionsError, match="^start strategy 'conservative_backfilling' is not available for GPU "
-                                           "jobs; use one of greedy, head_of_line, easy_backfilling$"):
-        simulate_gpu(_two_gpu_node(), _reservation_jobs(), GpuRunConfig(start_strategy="conservative_backfilling"))
+def test_conservative_backfilling_protects_every_reservation_where_easy_protects_the_head():
+    # Two nodes of 2 GPUs, first_fit. A (2 GPUs, 50 s) takes n0 and X (1 GPU, 100 s) n1 at 0 s. B (2 GPUs, 200 s)
+    # blocks at 10 s: its reservation is n0 at 50 s (A's end). C (2 GPUs, 10 s) blocks at 20 s: conservative
+    # reserves n1 for it at 100 s (X's end). D (1 GPU, 100 s) at 30 s fits n1's free GPU until 130 s.
+    # EASY: D does not delay the head B (n0 is free at 50 s): it starts at 30 s, and C waits for it until 130 s.
+    # Conservative: D would hold n1 into C's reservation [100, 110): it is reserved after C, on n1 at 110 s.
+    cluster = gpu_cluster([("n0", 8000, 65536, 2, V100), ("n1", 8000, 65536, 2, V100)])
+    jobs = gpu_jobs([("A", 0, 50, 2, 1000, 0, 0, 0, ""), ("X", 0, 100, 1, 1000, 0, 0, 0, ""),
+                     ("B", 10, 200, 2, 1000, 0, 0, 0, ""), ("C", 20, 10, 2, 1000, 0, 0, 0, ""),
+                     ("D", 30, 100, 1, 1000, 0, 0, 0, "")])
+    easy = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit", start_strategy="easy_backfilling"))
+    assert easy.start_time.tolist() == [0.0, 0.0, 50.0, 130.0, 30.0]
+    conservative = simulate_gpu(cluster, jobs, GpuRunConfig(placement="first_fit",
+                                                            start_strategy="conservative_backfilling"))
+    assert conservative.start_time.tolist() == [0.0, 0.0, 50.0, 100.0, 110.0]
+    assert [p.node for p in conservative.gpu.placements[3]] == [1] and conservative.gpu.gpu_ids(4) == [2]
+
+
+def test_conservative_backfilling_on_the_reservation_case_lets_d_pass_within_the_shadow():
+    # The EASY case above it: D (ends 90 s) fits before B's reservation at 100 s; C is reserved after B (150 s).
+    result = simulate_gpu(_two_gpu_node(), _reservation_jobs(), GpuRunConfig(start_strategy="conservative_backfilling"))
+    assert result.start_time.tolist() == [0.0, 100.0, 150.0, 30.0]
 
 
 def test_a_cpu_only_job_runs_its_duration_whatever_the_gpus_of_its_node():
