@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, placement_policy, select_node
+from hdeeprm.decision.gpu_reservations import ReservationProfile
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
 from hdeeprm.errors import OptionsError
@@ -121,62 +122,6 @@ def _fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
     for node, gpus, pod in reversed(done):
         empty.release(node, gpus, pod)
     return len(done) == len(pods)
-
-
-def _fits_there(state: PlacementState, placed: list[Placement]) -> bool:
-    """Whether the free resources ``state`` hold every part of ``placed`` on its node and GPUs (a pure check)."""
-    if len(placed) == 1:
-        p = placed[0]
-        pod, node = p.pod, p.node
-        return bool(state.cpu_left[node] >= pod.cpu and state.memory_left[node] >= pod.memory
-                    and (not pod.num_gpu or (state.gpu_left[node, p.gpus] >= pod.gpu_milli).all()))
-    need: dict[tuple[int, int], int] = {}
-    for p in placed:
-        need[p.node, -2] = need.get((p.node, -2), 0) + p.pod.cpu
-        need[p.node, -1] = need.get((p.node, -1), 0) + p.pod.memory
-        for g in p.gpus.tolist() if p.pod.num_gpu else ():
-            need[p.node, g] = need.get((p.node, g), 0) + p.pod.gpu_milli
-    return all((state.cpu_left[n] if g == -2 else state.memory_left[n] if g == -1 else state.gpu_left[n, g]) >= v
-               for (n, g), v in need.items())
-
-
-def _take(state: PlacementState, placed: list[Placement], sign: int = 1) -> None:
-    """Take (``sign`` 1) or give back (-1) the resources of ``placed`` in a what-if state (no fragmentation kept)."""
-    for p in placed:
-        pod, node = p.pod, p.node
-        state.cpu_left[node] -= sign * pod.cpu
-        state.memory_left[node] -= sign * pod.memory
-        if pod.num_gpu:
-            state.gpu_left[node, p.gpus] -= sign * pod.gpu_milli
-            state.total_left[node] -= sign * pod.gpu_request
-
-
-def _plan_on(state: PlacementState, pods: list[PodRequest]) -> list[Placement] | None:
-    """Where a job's parts would go on ``state`` (each on the fitting node with the fewest free GPUs), or None."""
-    done: list[Placement] = []
-    for pod in pods:
-        nodes = state.fitting_nodes(pod)
-        if len(nodes) == 0:
-            break
-        node = int(nodes[np.argmin(state.total_left[nodes])])
-        done.append(Placement(node, state.choose_gpus(node, pod, "best", None), pod))
-        if len(pods) > 1:
-            _take(state, done[-1:])
-    if len(pods) > 1:
-        _take(state, done, -1)
-    return done if len(done) == len(pods) else None
-
-
-def _reserve(profile: list[tuple[float, PlacementState]], k: int, end: float, placed: list[Placement]) -> None:
-    """Take ``placed`` in the profile from its ``k``-th time up to ``end`` (a time added there when new)."""
-    times = [t for t, _ in profile]
-    if end not in times:
-        after = int(np.searchsorted(times, end))
-        profile.insert(after, (end, profile[after - 1][1].free_copy()))
-    for t, state in profile[k:]:
-        if t >= end:
-            break
-        _take(state, placed)
 
 
 class GpuManager:
@@ -388,44 +333,29 @@ class GpuManager:
         Returns:
             ``(job, placements)`` of the jobs whose reservation is now, in start order.
         """
-        ends = sorted([(max(end, now), seq, placed) for end, seq, placed in self.running.values()] +
-                      [(max(now + self.estimate(job, placed), now), self._started + k, placed)
-                       for k, (job, placed) in enumerate(starting)], key=lambda e: (e[0], e[1]))
-        # The reservation profile: (time, free resources from then to the next time), times ascending.
-        free = self.state.free_copy()
-        profile: list[tuple[float, PlacementState]] = [(now, free.free_copy())]
-        for end, _, placed in ends:
-            for p in placed:
-                free.release(p.node, p.gpus, p.pod)
-            if end == profile[-1][0]:
-                profile[-1] = (end, free.free_copy())
-            else:
-                profile.append((end, free.free_copy()))
+        ends = [(end, placed) for end, _, placed in self.running.values()]
+        ends += [(now + self.estimate(job, placed), placed) for job, placed in starting]
+        profile = ReservationProfile(self.state, now, ends)
         started: list[tuple[int, list[Placement]]] = []
         # The profile only loses resources as reservations are added: a shape that did not fit at a time
         # before ``floor[shape]`` still does not.
         floor: dict[tuple, float] = {}
         for job in waiting:
-            shape = self.shapes[job]
+            shape, chunks = self.shapes[job], self.chunks[job]
             fitted = False
-            for k, (t, state) in enumerate(profile):
-                if t < floor.get(shape, now):
-                    continue
-                placed = self._try(job) if k == 0 else _plan_on(state, self.chunks[job])
+            for k in profile.candidates(chunks[0], floor.get(shape, now)):
+                placed = self._try(job) if k == 0 else profile.plan(k, chunks, Placement)
                 if placed is None:
                     continue
                 if not fitted:   # the first time this shape fits at all
-                    floor[shape], fitted = t, True
-                end = t + self.estimate(job, placed)
-                later = [s for u, s in profile[k + 1:] if u < end]
-                if k == 0:   # the policy placed it on the real state: does it leave the reservations in place?
-                    later.append(state)
-                if not all(_fits_there(s, placed) for s in later):
+                    floor[shape], fitted = profile.times[k], True
+                end = profile.times[k] + self.estimate(job, placed)
+                if not profile.holds(k, end, placed):   # it would move an earlier reservation
                     if k == 0:
                         for p in reversed(placed):
                             self.state.release(p.node, p.gpus, p.pod)
                     continue
-                _reserve(profile, k, end, placed)
+                profile.reserve(k, end, placed)
                 if k == 0:
                     started.append((job, placed))
                 break

@@ -13,6 +13,7 @@ from hdeeprm.workload.gpu_jobs import gpu_jobs
 V100 = "V100M16"   # openb alias of the reference type V100 SXM2 16GB: speed factor 1, idle 40 W, TDP 300 W
 
 
+
 def _two_gpu_node():
     return gpu_cluster([("n0", 8000, 65536, 2, V100)])
 
@@ -158,6 +159,24 @@ def test_philly_window_on_openb_respects_capacity_and_is_deterministic(shared):
     assert _max_share_per_gpu(first) <= 1000
     assert first.gpu.timeline.allocated.max() <= 1000 * cluster.nb_gpus
     assert "G2" in first.gpu.stand_ins   # no rates or power published: the reference type stands in
+
+
+def test_backfilling_on_a_philly_window_keeps_capacity_and_the_reservations(shared):
+    # 300 Philly jobs on 4 DGX A100 nodes (32 GPUs): the queue builds up, so reservations matter.
+    from hdeeprm.workload.gpu_jobs import read_gpu_workload
+
+    cluster = gpu_cluster([(f"dgx{i}", 256000, 1048576, 8, "A100 SXM4 40GB") for i in range(4)])
+    jobs = read_gpu_workload(shared / "traces/gpu/philly-derived.csv.gz").window(20000, 300)
+    runs = {s: simulate_gpu(cluster, jobs, GpuRunConfig(start_strategy=s, seed=1))
+            for s in ("head_of_line", "easy_backfilling", "conservative_backfilling")}
+    for result in runs.values():
+        ran = ~result.rejected
+        assert sorted(result.completion_order) == list(range(300))
+        assert np.all(result.start_time[ran] >= jobs.submit[ran])
+        assert _max_share_per_gpu(result) <= 1000
+    wait = {s: float(np.nanmean(r.start_time - jobs.submit)) for s, r in runs.items()}
+    # Backfilling fills holes the head of line leaves: both wait less on average.
+    assert wait["conservative_backfilling"] < wait["head_of_line"] and wait["easy_backfilling"] < wait["head_of_line"]
 
 
 def test_release_restores_the_placement_state_and_its_fragmentation():
