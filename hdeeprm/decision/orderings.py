@@ -182,29 +182,106 @@ KEY_COLUMNS: tuple[str, ...] = tuple(JOB_ORDERINGS[n].key for n in JOB_ORDERINGS
 _RANDOM_HEAD = (KEY_COLUMNS.index("res"), KEY_COLUMNS.index("mem"))
 
 
+class QueueIndex:
+    """Job indices of the manager's queue, cached between calls (callable).
+
+    The manager only appends to its queue list, deletes from it or replaces it by a new list
+    (:class:`~hdeeprm.decision.manager.WorkloadManager`), so a list seen before with the same first job
+    and the same job at the previously last position only gained jobs at its end: only those are read.
+    Anything else rebuilds.
+    """
+
+    def __init__(self) -> None:
+        self._list = self._first = self._last = None
+        self._n = 0
+        self._buf = np.empty(64, dtype=np.intp)
+
+    def __call__(self, queue: Sequence[Job]) -> np.ndarray:
+        """Indices of the jobs of ``queue`` (non-empty), intp, shape (len(queue),) (a view, do not keep)."""
+        n = len(queue)
+        cached = self._n
+        if (queue is self._list and n >= cached and cached
+                and queue[0] is self._first and queue[cached - 1] is self._last):
+            if n > cached:
+                if n > self._buf.size:
+                    self._buf = np.resize(self._buf, 2 * n)
+                self._buf[cached:n] = list(map(_index_of, queue[cached:]))
+        else:
+            if n > self._buf.size:
+                self._buf = np.empty(2 * n, dtype=np.intp)
+            self._buf[:n] = list(map(_index_of, queue))
+            self._list = queue
+            self._first = queue[0]
+        self._n = n
+        self._last = queue[n - 1]
+        return self._buf[:n]
+
+
 class QueueHeads:
     """The first job each job-selection policy would try, for the action mask.
 
     Args:
         jobs: All jobs of the workload, by index, when known in advance: their keys are
-            tabulated once (float64, (nb_jobs, len(KEY_COLUMNS))); None reads the keys of
-            the queued jobs at each call.
-        policies: The policies asked about (default: every registered one); the
-            ``score`` policies cost one key per queued job at each call.
+            tabulated once (float64, (nb_jobs, len(KEY_COLUMNS) + 1), the last column the rank of
+            (cores, memory) that stands for ``random``), and a call gathers the queue's rows and
+            takes one argmin per column; None reads the keys of the queued jobs at each call.
+        policies: The policies asked about (default: every registered one), in the order of
+            :attr:`names`; the ``score`` policies cost one key per queued job at each call.
+
+    Attributes:
+        names: The policies asked about, without repeats, in the order :meth:`positions` answers.
     """
 
     def __init__(self, jobs: Sequence[Job] | None = None, policies: Sequence[str] | None = None) -> None:
-        self._table = None if jobs is None else self._keys(jobs)
-        names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
-        # (name, column) per policy: column -1 = queue order, -2 = random, -3 = score.
+        self._table = None
+        if jobs is not None:
+            keys = self._keys(jobs)
+            res, mem = _RANDOM_HEAD
+            # Rank of (cores, memory), equal pairs equal ranks: the first minimum over a queue is the
+            # first job of the lexicographic order, as np.lexsort over the queue gives it.
+            order = np.lexsort((keys[:, mem], keys[:, res]))
+            pairs = keys[order][:, [res, mem]]
+            new = np.ones(len(order), dtype=bool)
+            new[1:] = (pairs[1:] != pairs[:-1]).any(axis=1)
+            rank = np.empty(len(order), dtype=np.float64)
+            rank[order] = np.cumsum(new)
+            self._table = np.ascontiguousarray(np.column_stack((keys, rank)))
+        self.names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
+        # column per policy: -1 = queue order, -2 = random, -3 = score.
         self._plan = [(name, -3 if o.score is not None else -2 if o.random else
                        (-1 if o.key is None else KEY_COLUMNS.index(o.key)))
-                      for name, o in ((n, JOB_ORDERINGS[n]) for n in names)]
+                      for name, o in ((n, JOB_ORDERINGS[n]) for n in self.names)]
+        # the tabulated path: table column per policy (random: the rank column), None for the others
+        self._columns = [len(KEY_COLUMNS) if col == -2 else (col if col >= 0 else None) for _, col in self._plan]
+        self._scored = any(col == -3 for _, col in self._plan)
+        self._index = QueueIndex()
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:
         return np.array([[getattr(j, k) for k in KEY_COLUMNS] for j in jobs], dtype=np.float64).reshape(
             len(jobs), len(KEY_COLUMNS))
+
+    def positions(self, queue: Sequence[Job], now: float = 0.0) -> list[int]:
+        """Queue position of each policy's first job, in the order of :attr:`names` (``random``: the smallest).
+
+        Args:
+            queue: Pending jobs in submission order, non-empty.
+            now: The decision's instant in seconds (for waiting-time keys).
+
+        Returns:
+            One position in ``queue`` per policy; ties go to the earliest submitted job.
+        """
+        if self._table is None:
+            heads = self(queue, now)
+            return [heads[name] for name in self.names]
+        firsts = self._table.take(self._index(queue), axis=0).argmin(axis=0).tolist()
+        out = [0 if col is None else firsts[col] for col in self._columns]
+        if self._scored:
+            for k, (name, col) in enumerate(self._plan):
+                if col == -3:
+                    score = JOB_ORDERINGS[name].score
+                    out[k] = min(range(len(queue)), key=lambda i: score(queue[i], now))
+        return out
 
     def __call__(self, queue: Sequence[Job], now: float = 0.0) -> dict[str, int]:
         """Queue position of each policy's first job (``random``: the smallest job).
@@ -216,10 +293,9 @@ class QueueHeads:
         Returns:
             ``{policy name: position in queue}``; ties go to the earliest submitted job.
         """
-        if self._table is None:
-            keys = self._keys(queue)
-        else:
-            keys = self._table[np.fromiter(map(_index_of, queue), dtype=np.intp, count=len(queue))]
+        if self._table is not None:
+            return dict(zip(self.names, self.positions(queue, now)))
+        keys = self._keys(queue)
         firsts = keys.argmin(axis=0).tolist()   # first minimum per column: submission order breaks ties
         heads = {}
         for name, col in self._plan:
