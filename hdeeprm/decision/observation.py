@@ -40,6 +40,8 @@ quantity unscaled, so its values are all 0.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from hdeeprm.decision.view import StateView
@@ -78,37 +80,38 @@ def requested_times(workload: Workload) -> np.ndarray:
     Returns:
         float64, shape (nb_jobs,), by job index.
     """
-    out = np.empty(len(workload.jobs), dtype=np.float64)
-    for i, job in enumerate(workload.jobs):
-        rt = job.requested_time
-        if rt <= 0.0:
-            rt = job.walltime if job.walltime > 0.0 else 0.0
-        out[i] = rt
-    return out
+    return job_quantities(workload)[:, 0].copy()
+
+
+_QUANTITIES = operator.attrgetter("requested_time", "walltime", "res", "mem", "mem_bw")
 
 
 def job_quantities(workload: Workload) -> np.ndarray:
-    """Requested time (s), cores, memory per core (MB), bandwidth per core (GB/s) of every job.
+    """Requested time (s, :func:`requested_times`), cores, memory (MB) and bandwidth (GB/s) per core of every job.
 
     Returns:
         float64, shape (nb_jobs, 4), by job index.
     """
+    raw = np.array(list(map(_QUANTITIES, workload.jobs)), dtype=np.float64).reshape(len(workload.jobs), 5)
+    requested, walltime = raw[:, 0], raw[:, 1]
     q = np.empty((len(workload.jobs), 4), dtype=np.float64)
-    q[:, 0] = requested_times(workload)
-    for i, job in enumerate(workload.jobs):
-        q[i, 1] = job.res
-        q[i, 2] = job.mem
-        q[i, 3] = job.mem_bw
+    # requested time unless <= 0 (NaN stays), then the walltime when > 0, else 0
+    q[:, 0] = np.where(requested <= 0.0, np.where(walltime > 0.0, walltime, 0.0), requested)
+    q[:, 1:] = raw[:, 2:]
     return q
 
 
-def queue_normalisers(workload: Workload) -> np.ndarray:
+def queue_normalisers(workload: Workload, quantities: np.ndarray | None = None) -> np.ndarray:
     """99th percentile over the workload of each queue quantity (1.0 where it is 0).
+
+    Args:
+        workload: The jobs.
+        quantities: ``job_quantities(workload)`` when already computed, or None.
 
     Returns:
         float64, shape (4,): seconds, cores, MB, GB/s.
     """
-    q = job_quantities(workload)
+    q = job_quantities(workload) if quantities is None else quantities
     if q.shape[0] == 0:
         return np.ones(4)
     p = np.percentile(q, NORMALISER_PERCENTILE, axis=0)
@@ -164,7 +167,8 @@ class Observer:
         self.sensitivity = float(queue_sensitivity)
         # Quantities are >= 0, so after scaling only the upper clip at 1 is needed.
         # float32 like the observation, so no cast is needed when writing it.
-        self._scaled_t = np.ascontiguousarray((job_quantities(workload) / queue_normalisers(workload)).T,
+        quantities = job_quantities(workload)
+        self._scaled_t = np.ascontiguousarray((quantities / queue_normalisers(workload, quantities)).T,
                                               dtype=np.float32)
         nb_res = 0
         if "resources" in parts:

@@ -180,6 +180,7 @@ KEY_COLUMNS: tuple[str, ...] = tuple(JOB_ORDERINGS[n].key for n in JOB_ORDERINGS
 #: Columns whose lexicographic minimum stands for the ``random`` policy's head in the mask:
 #: the smallest job (cores, then memory), the one most likely to fit.
 _RANDOM_HEAD = (KEY_COLUMNS.index("res"), KEY_COLUMNS.index("mem"))
+_KEYS = operator.attrgetter(*KEY_COLUMNS)
 
 
 class QueueIndex:
@@ -258,8 +259,7 @@ class QueueHeads:
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:
-        return np.array([[getattr(j, k) for k in KEY_COLUMNS] for j in jobs], dtype=np.float64).reshape(
-            len(jobs), len(KEY_COLUMNS))
+        return np.array(list(map(_KEYS, jobs)), dtype=np.float64).reshape(len(jobs), len(KEY_COLUMNS))
 
     def positions(self, queue: Sequence[Job], now: float = 0.0) -> list[int]:
         """Queue position of each policy's first job, in the order of :attr:`names` (``random``: the smallest).

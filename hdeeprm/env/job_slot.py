@@ -119,8 +119,8 @@ class JobSlotEnv(gymnasium.Env):
         self.nb_slots = nb_slots
         self.max_steps = max_steps
         self.reward_fn = make_reward(self.options.objective)
-        scale = queue_normalisers(self.workload)   # s, cores, MB, GB/s
         quantities = job_quantities(self.workload)
+        scale = queue_normalisers(self.workload, quantities)   # s, cores, MB, GB/s
         self._time_scale = float(scale[0])
         #: Per job: requested time, cores, memory, each scaled and clipped (float32, (nb_jobs, 3)).
         self._static = clip_unit(quantities[:, :3] / scale[:3])

@@ -21,7 +21,7 @@ from hdeeprm.config.build import swf_conversion
 from hdeeprm.config.options import Options
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
-from hdeeprm.workload.convert import records_to_workload
+from hdeeprm.workload.convert import records_to_workload, skip_rules
 from hdeeprm.workload.model import Workload
 from hdeeprm.workload.swf import NB_FIELDS, iter_swf_chunks
 
@@ -54,6 +54,8 @@ class TraceWindows:
         blocks = [values for values, _ in iter_swf_chunks(path)]
         self._records = np.concatenate(blocks) if blocks else np.empty((0, NB_FIELDS))
         self.nb_records = len(self._records)
+        #: Row of each usable record, in trace order: a window's records are read from its span only.
+        self._usable_rows = np.flatnonzero(skip_rules(self._records)[3])
         self._conversion = swf_conversion(options, hierarchy)
 
     def workload(self, first_job: int = 0, nb_jobs: int | None = None) -> Workload:
@@ -65,5 +67,13 @@ class TraceWindows:
         Raises:
             OptionsError: ``first_job`` < 0 or ``nb_jobs`` < 0.
         """
-        return records_to_workload([self._records], nb_jobs=nb_jobs, first_job=first_job, source=self._source,
+        rows = self._usable_rows
+        if nb_jobs is None or not 0 <= first_job < first_job + nb_jobs <= len(rows):   # beyond the trace: as it is
+            return records_to_workload([self._records], nb_jobs=nb_jobs, first_job=first_job, source=self._source,
+                                       **self._conversion)
+        # The window's span: from just after the last usable record passed over (the skipped records there
+        # count in the window's report) to its own last usable record.
+        start = int(rows[first_job - 1]) + 1 if first_job else 0
+        end = int(rows[first_job + nb_jobs - 1]) + 1
+        return records_to_workload([self._records[start:end]], nb_jobs=nb_jobs, source=self._source,
                                    **self._conversion)

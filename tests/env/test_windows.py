@@ -51,3 +51,19 @@ def test_windows_need_an_swf_trace():
                                  source=str(TOY_OPTIONS))
     with pytest.raises(OptionsError, match=r"trace windows are cut from an SWF trace .* got .*workload\.json"):
         TraceWindows(options, build_platform(QUICKSTART))
+
+
+def test_windows_of_sdsc_sp2_keep_the_skipped_records_of_their_span(shared):
+    """SDSC-SP2 has records without a run time: each window's report counts those of its span."""
+    from hdeeprm.config.options import load_options
+
+    options = load_options(ROOT / "examples" / "evaluation" / "sdsc_sp2_128.json")
+    hierarchy = build_platform(options)
+    windows = TraceWindows(options, hierarchy)
+    skipped = 0
+    for first in (0, 1, 4095, 20000, 53788):
+        expected = build_workload(options.replace(first_job=first, nb_jobs=256), hierarchy)
+        window = windows.workload(first, 256)
+        assert _jobs(window) == _jobs(expected) and window.report == expected.report
+        skipped += sum(count for key, count in window.report.items() if key.startswith("skipped"))
+    assert skipped > 0
