@@ -35,7 +35,7 @@ from hdeeprm.decision.actions import VOID, policy_pair
 from hdeeprm.decision.contention import ContentionModel, ResourceState
 from hdeeprm.decision.core_selection import CoreSelector, node_capacity
 from hdeeprm.decision.gpu_binding import GpuBinder
-from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads
+from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads, QueueIndex
 from hdeeprm.decision.strategies import HeadOfLine, StartStrategy
 from hdeeprm.errors import AgentError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
@@ -97,7 +97,10 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
-        self._heads = QueueHeads(jobs, [p[0] for p in self._pairs if p is not None])
+        #: ``queue_indices(queue)``: the job indices of :attr:`queue` (intp), cached between the mask, the
+        #: observations and the rewards of a decision (:class:`~hdeeprm.decision.orderings.QueueIndex`).
+        self.queue_indices = QueueIndex()
+        self._heads = QueueHeads(jobs, [p[0] for p in self._pairs if p is not None], self.queue_indices)
         # action_mask: per action, its job policy's place in the heads (the void's: after them)
         self._mask_plan = np.array([len(self._heads.names) if p is None else self._heads.names.index(p[0])
                                     for p in self._pairs], dtype=np.intp)

@@ -187,35 +187,47 @@ class QueueIndex:
     """Job indices of the manager's queue, cached between calls (callable).
 
     The manager only appends to its queue list, deletes from it or replaces it by a new list
-    (:class:`~hdeeprm.decision.manager.WorkloadManager`), so a list seen before with the same first job
-    and the same job at the previously last position only gained jobs at its end: only those are read.
-    Anything else rebuilds.
+    (:class:`~hdeeprm.decision.manager.WorkloadManager`), and a job is queued once. So when the list is
+    the one seen before, its first job is the one seen at a position ``k < 8`` and the job seen last is
+    now at its old position minus ``k``, the first ``k`` jobs were started (deleted at the head), no
+    other was deleted, and the rest only gained jobs at its end: the cached indices are shifted and only
+    the new jobs are read. Anything else rebuilds.
     """
 
+    #: Jobs started from the head of the queue that a call follows without rebuilding.
+    MAX_HEAD_DELETIONS = 8
+
     def __init__(self) -> None:
-        self._list = self._first = self._last = None
+        self._list = self._last = None
         self._n = 0
         self._buf = np.empty(64, dtype=np.intp)
 
     def __call__(self, queue: Sequence[Job]) -> np.ndarray:
         """Indices of the jobs of ``queue`` (non-empty), intp, shape (len(queue),) (a view, do not keep)."""
-        n = len(queue)
-        cached = self._n
-        if (queue is self._list and n >= cached and cached
-                and queue[0] is self._first and queue[cached - 1] is self._last):
-            if n > cached:
-                if n > self._buf.size:
-                    self._buf = np.resize(self._buf, 2 * n)
-                self._buf[cached:n] = list(map(_index_of, queue[cached:]))
-        else:
-            if n > self._buf.size:
-                self._buf = np.empty(2 * n, dtype=np.intp)
-            self._buf[:n] = list(map(_index_of, queue))
+        n, cached, buf = len(queue), self._n, self._buf
+        kept = -1
+        if queue is self._list and cached:
+            start = queue[0].index
+            head = buf[:min(cached, self.MAX_HEAD_DELETIONS)].tolist()
+            if start in head:
+                kept = cached - head.index(start)
+                if n < kept or queue[kept - 1] is not self._last:
+                    kept = -1
+        if kept < 0:   # rebuild
+            if n > buf.size:
+                self._buf = buf = np.empty(2 * n, dtype=np.intp)
+            buf[:n] = list(map(_index_of, queue))
             self._list = queue
-            self._first = queue[0]
+        else:
+            if kept < cached:
+                buf[:kept] = buf[cached - kept:cached]
+            if n > kept:
+                if n > buf.size:
+                    self._buf = buf = np.resize(buf, 2 * n)
+                buf[kept:n] = list(map(_index_of, queue[kept:]))
         self._n = n
         self._last = queue[n - 1]
-        return self._buf[:n]
+        return buf[:n]
 
 
 class QueueHeads:
@@ -228,12 +240,14 @@ class QueueHeads:
             takes one argmin per column; None reads the keys of the queued jobs at each call.
         policies: The policies asked about (default: every registered one), in the order of
             :attr:`names`; the ``score`` policies cost one key per queued job at each call.
+        index: The queue's job-index cache to read (shared with the observations and rewards), or None (its own).
 
     Attributes:
         names: The policies asked about, without repeats, in the order :meth:`positions` answers.
     """
 
-    def __init__(self, jobs: Sequence[Job] | None = None, policies: Sequence[str] | None = None) -> None:
+    def __init__(self, jobs: Sequence[Job] | None = None, policies: Sequence[str] | None = None,
+                 index: QueueIndex | None = None) -> None:
         self._table = None
         if jobs is not None:
             keys = self._keys(jobs)
@@ -255,7 +269,7 @@ class QueueHeads:
         # the tabulated path: table column per policy (random: the rank column), None for the others
         self._columns = [len(KEY_COLUMNS) if col == -2 else (col if col >= 0 else None) for _, col in self._plan]
         self._scored = any(col == -3 for _, col in self._plan)
-        self._index = QueueIndex()
+        self._index = QueueIndex() if index is None else index
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:

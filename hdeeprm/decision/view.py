@@ -14,7 +14,6 @@ import numpy as np
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.decision.manager import WorkloadManager
-from hdeeprm.decision.orderings import QueueIndex
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.workload.model import Job, Workload
 
@@ -41,9 +40,9 @@ class StateView:
         self.progress = progress
         self.hierarchy: ResourceHierarchy = manager.hierarchy
         self.workload = workload
-        #: ``queue_indices(queue)``: the job indices of the queue (intp, (len,)), cached
-        #: between the reward of a step and the next observation.
-        self.queue_indices = QueueIndex()
+        #: ``queue_indices(queue)``: the job indices of the queue (intp, (len,)), cached between the
+        #: reward of a step, the next observation and the action mask (the manager's cache).
+        self.queue_indices = manager.queue_indices
 
     @property
     def now(self) -> float:

@@ -142,3 +142,26 @@ def test_the_tabulated_heads_equal_the_heads_read_from_the_queue():
             now = 100.0 + step
             assert tabulated.positions(queue, now) == [read(queue, now)[n] for n in read.names]
             assert tabulated(queue, now) == read(queue, now)
+
+
+def test_the_queue_index_cache_follows_the_managers_edits():
+    """Appends, starts at the head, starts anywhere, a new list: the cached indices are always the queue's."""
+    from hdeeprm.decision.orderings import QueueIndex
+
+    rng = np.random.default_rng(5)
+    pending = [job(i, 1) for i in range(3000)]
+    index, queue, submitted = QueueIndex(), [], 0
+    for _ in range(1500):
+        edit = rng.random()
+        if edit < 0.45 or not queue:
+            for _ in range(int(rng.integers(1, 4))):
+                queue.append(pending[submitted])
+                submitted += 1
+        elif edit < 0.7:
+            del queue[:int(rng.integers(1, 11))]             # head starts, beyond what the cache follows too
+        elif edit < 0.9:
+            del queue[int(rng.integers(len(queue)))]         # a start behind the head (backfilling, job slots)
+        else:
+            queue = [j for j in queue if rng.random() < 0.7]  # the manager's new list
+        if queue:
+            assert index(queue).tolist() == [j.index for j in queue]
