@@ -39,6 +39,8 @@ from hdeeprm.workload.model import Workload
 DEFAULT_NB_SLOTS = 128
 #: Core-selection policy that places the chosen job unless another is named.
 DEFAULT_SLOT_CORE_SELECTION = "high_gflops"
+#: Queues up to this long get their mask job by job (NumPy's per-call cost dominates below).
+_SHORT_QUEUE = 8
 #: The per-slot features, in column order.
 SLOT_FEATURES = ("waiting_time", "requested_time", "requested_cores", "requested_memory", "can_start_now")
 
@@ -211,10 +213,16 @@ class JobSlotEnv(gymnasium.Env):
         return False
 
     def _fill_mask(self, manager) -> bool:
-        """Write which shown jobs fit now into the mask (as ``manager.fits``, at once); whether any does."""
-        queue = manager.queue
+        """Write which shown jobs fit now into the mask (``manager.fits``; at once on long queues); whether any does."""
+        queue, mask = manager.queue, self._mask
+        if len(queue) <= _SHORT_QUEUE:   # job by job: cheaper than the array calls on a few jobs
+            fits = list(map(manager.fits, queue[:self.nb_slots]))
+            n = len(fits)
+            mask[:n] = fits
+            mask[n:] = False
+            return any(fits)
         rows = self.episode.view.queue_indices(queue)[:self.nb_slots]
-        mask, n = self._mask, len(rows)
+        n = len(rows)
         fit = mask[:n]
         np.less_equal(self._res.take(rows), manager.resources.nb_free, out=fit)
         mask[n:] = False
