@@ -23,6 +23,7 @@ take (:func:`gymnasium.vector.utils.create_shared_memory`).
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import traceback
 from collections.abc import Callable, Sequence
@@ -57,6 +58,9 @@ def merge_infos(parts: Sequence[dict], sizes: Sequence[int]) -> dict:
             masks, nested dicts for dict values).
         sizes: The groups' numbers of sub-environments.
 
+    A mask given as ``True`` (what the workers send for a key every sub-environment of the group has)
+    stands for all True.
+
     Returns:
         The info of all groups together, as one ``SyncVectorEnv`` over all of them returns it: a key a group
         lacks is filled there with zeros (None for object arrays) and its mask with False.
@@ -68,11 +72,16 @@ def merge_infos(parts: Sequence[dict], sizes: Sequence[int]) -> dict:
         if isinstance(present[0], dict):
             out[key] = merge_infos([part.get(key, {}) for part in parts], sizes)
             continue
-        model = present[0]
+        model = next((value for value in present if value is not True), None)
+        if model is None:   # every group's mask is all True
+            out[key] = np.ones(sum(sizes), dtype=np.bool_)
+            continue
         pieces = []
         for part, size in zip(parts, sizes):
             value = part.get(key)
-            if value is None:
+            if value is True:
+                value = np.ones(size, dtype=np.bool_)
+            elif value is None:
                 value = (np.full(size, None, dtype=object) if model.dtype == object
                          else np.zeros((size, *model.shape[1:]), dtype=model.dtype))
             pieces.append(value)
@@ -87,7 +96,11 @@ class _InfoBatcher(VectorEnv):
         self.num_envs = num_envs
 
     def batch(self, infos: Sequence[dict | None]) -> dict:
-        """The vector info of one info per environment (None: that environment gave none)."""
+        """The vector info of one info per environment (None: that environment gave none).
+
+        A key every environment has, with values of one type, gets one array and the mask ``True``
+        (all True, for :func:`merge_infos`); otherwise Gymnasium's ``_add_info`` builds the arrays.
+        """
         first = next((info for info in infos if info is not None), None)
         if first is None:
             return {}
@@ -106,7 +119,7 @@ class _InfoBatcher(VectorEnv):
                     out[key] = np.stack(values)
                 else:
                     break
-                out[f"_{key}"] = np.ones(self.num_envs, dtype=np.bool_)
+                out[f"_{key}"] = True   # all True (merge_infos expands it)
             else:
                 return out
         out = {}
@@ -123,9 +136,11 @@ class _Group:
     """
 
     def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], first: int, nb_envs: int, space,
-                 memory) -> None:
+                 memory, results) -> None:
         self.envs = [fn() for fn in env_fns]
         self.first = first
+        # rows: rewards, terminations, truncations (0/1) of every sub-environment; this group's columns
+        self.results = np.frombuffer(results, dtype=np.float64).reshape(3, nb_envs)[:, first:first + len(self.envs)]
         self.space, self.memory = space, memory
         self.action_space = batch_space(self.envs[0].action_space, len(self.envs))
         self.autoreset = np.zeros(len(self.envs), dtype=np.bool_)
@@ -150,12 +165,14 @@ class _Group:
                 self.autoreset[i] = False
         return self.infos.batch(infos)
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-        """One step of every sub-environment (a reset for those whose episode ended at the previous step)."""
-        n = len(self.envs)
-        rewards = np.zeros(n, dtype=np.float64)
-        terminations = np.zeros(n, dtype=np.bool_)
-        truncations = np.zeros(n, dtype=np.bool_)
+    def step(self, actions) -> dict:
+        """One step of every sub-environment (a reset for those whose episode ended at the previous step).
+
+        Rewards, terminations and truncations go into the shared results; returns the vector info.
+        """
+        results = self.results
+        results[:] = 0.0
+        rewards, terminations, truncations = results
         infos = []
         for i, (env, action) in enumerate(zip(self.envs, iterate(self.action_space, actions))):
             if self.autoreset[i]:
@@ -164,8 +181,8 @@ class _Group:
                 obs, rewards[i], terminations[i], truncations[i], info = env.step(action)
             self.publish(i, obs)
             infos.append(info)
-        self.autoreset = terminations | truncations
-        return rewards, terminations, truncations, self.infos.batch(infos)
+        self.autoreset = (terminations != 0.0) | (truncations != 0.0)
+        return self.infos.batch(infos)
 
     def close(self) -> None:
         """Close the sub-environments."""
@@ -173,12 +190,12 @@ class _Group:
             env.close()
 
 
-def _worker(env_fns: Sequence[Callable[[], gymnasium.Env]], first: int, nb_envs: int, space, memory,
+def _worker(env_fns: Sequence[Callable[[], gymnasium.Env]], first: int, nb_envs: int, space, memory, results,
             pipe) -> None:
     """A worker's loop: commands from the pipe, answers ``("ok", data)`` or ``("error", (exception, traceback))``."""
     group = None
     try:
-        group = _Group(env_fns, first, nb_envs, space, memory)
+        group = _Group(env_fns, first, nb_envs, space, memory, results)
         pipe.send(("ok", None))
         while True:
             command, data = pipe.recv()
@@ -242,6 +259,8 @@ class BatchedVectorEnv(VectorEnv):
         ctx = multiprocessing.get_context(context)
         self._memory = create_shared_memory(self.single_observation_space, n=self.num_envs, ctx=ctx)
         self._obs = read_from_shared_memory(self.single_observation_space, self._memory, n=self.num_envs)
+        self._results_memory = ctx.RawArray(ctypes.c_double, 3 * self.num_envs)
+        self._results = np.frombuffer(self._results_memory, dtype=np.float64).reshape(3, self.num_envs)
         self._groups = split(self.num_envs, workers)
         self._sizes = [end - first for first, end in self._groups]
         self._pipes, self.processes = [], []
@@ -250,7 +269,8 @@ class BatchedVectorEnv(VectorEnv):
             parent, child = ctx.Pipe()
             process = ctx.Process(target=_worker, name=f"BatchedVectorEnv-{first}", daemon=True,
                                   args=(list(env_fns[first:end]), first, self.num_envs,
-                                        self.single_observation_space, self._memory, child))
+                                        self.single_observation_space, self._memory, self._results_memory,
+                                        child))
             process.start()
             child.close()
             self._pipes.append(parent)
@@ -311,12 +331,9 @@ class BatchedVectorEnv(VectorEnv):
         actions = np.asarray(actions)
         for pipe, (first, end) in zip(self._pipes, self._groups):
             pipe.send(("step", actions[first:end]))
-        parts = self._receive()
-        rewards = np.concatenate([p[0] for p in parts])
-        terminations = np.concatenate([p[1] for p in parts])
-        truncations = np.concatenate([p[2] for p in parts])
-        return self._observations(), rewards, terminations, truncations, merge_infos([p[3] for p in parts],
-                                                                                        self._sizes)
+        infos = merge_infos(self._receive(), self._sizes)
+        rewards, terminations, truncations = self._results
+        return self._observations(), rewards.copy(), terminations != 0.0, truncations != 0.0, infos
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call ``name`` (a method, or read an attribute) on every sub-environment; results in order."""
