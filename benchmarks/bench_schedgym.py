@@ -9,8 +9,9 @@ Both environments replay windows of 256 consecutive SDSC-SP2 jobs (RLScheduler's
 machine's 128 processors with uniformly random *valid* actions (a queued job that is shown: RLScheduler's
 ``pairs`` with a job, HDeepRM's ``action_mask``), drawn in advance of nothing (the draw is part of the loop in
 both), and count steps per second over ``--seconds`` of wall time, resets included: SchedGym's ``reset``
-draws a window start and schedules the window with its comparison heuristics, HDeepRM's builds the window's
-environment (SWF conversion of the window included, the platform built once) and runs it to the first decision.
+draws a window start and schedules the window with its comparison heuristics, HDeepRM's converts the window's
+jobs and builds its environment, then runs it to the first decision. Each side reads its trace and builds its
+platform once, untimed (SchedGym's ``my_init``; HDeepRM's :class:`~hdeeprm.env.windows.TraceWindows`).
 HDeepRM runs its default model on ``examples/evaluation/sdsc_sp2_128.json``: ``parallel_homogeneous`` jobs,
 HDeepRM's contention model (pstate switches), the options' objective as the reward of every step.
 
@@ -90,19 +91,22 @@ def schedgym_steps(checkout: Path, trace: Path, seconds: float, seed: int) -> tu
 
 def hdeeprm_steps(seconds: float, seed: int) -> tuple[int, int, float]:
     """Random valid steps of HDeepRM-JobSlot-v0 on random 256-job SDSC-SP2 windows: (steps, episodes, seconds)."""
-    from hdeeprm.config.build import build_platform, build_workload
+    from hdeeprm.config.build import build_platform
     from hdeeprm.config.options import load_options
     from hdeeprm.env.job_slot import JobSlotEnv
+    from hdeeprm.env.windows import TraceWindows
 
     options = load_options(OPTIONS)
     hierarchy = build_platform(options)   # built once, as SchedGym builds its cluster once (not timed)
-    nb_usable = len(build_workload(options.replace(nb_jobs=None), hierarchy).jobs)
+    windows = TraceWindows(options, hierarchy)   # the trace read once, as SchedGym's my_init (not timed)
+    nb_usable = len(windows.workload().jobs)
     rng = np.random.default_rng(seed)
     steps = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         first = int(rng.integers(0, nb_usable - WINDOW))
-        env = JobSlotEnv(options.replace(first_job=first, nb_jobs=WINDOW), platform=hierarchy)
+        env = JobSlotEnv(options.replace(first_job=first, nb_jobs=WINDOW), platform=hierarchy,
+                         workload=windows.workload(first, WINDOW))
         _, info = env.reset(seed=seed)
         episodes += 1
         done = False

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_vec_env.py [--jobs 5000] [--steps 8000] [--observation minimal]
+    python benchmarks/bench_vec_env.py [--jobs 5000] [--steps 8000] [--observation minimal] [--envs-per-worker 8]
                                        [--gpu-scenario test-openb]
                                        [--no-mask] [--no-shared-memory]
                                        [--start-method fork]
@@ -12,6 +12,10 @@ Each environment replays the same window of the KTH-SP2 trace on ``platforms/kth
 and pre-drawn, so the agent costs nothing. Printed, each over ``--steps`` vector steps:
 
 * 1 process: one env stepped in this process (reset when its episode ends), the reference;
+* :class:`hdeeprm.env.vector.BatchedVectorEnv` of 2 x ``--envs-per-worker`` envs on 2 worker processes
+  (stepped in turn in each worker, observations through shared memory: one round trip per worker and
+  vector step; platform and workload built once here and shared by a worker's envs), over
+  ``--steps / --envs-per-worker`` vector steps (the same env steps per worker);
 * ``gymnasium.vector.AsyncVectorEnv`` of 2 envs (2 worker processes; observations through shared
   memory unless ``--no-shared-memory``; NEXT_STEP autoreset);
 * Stable-Baselines3's ``SubprocVecEnv`` of 2 envs (when SB3 is installed);
@@ -51,6 +55,15 @@ def env_maker(trace: Path, jobs: int, observation: str, mask: bool):
                    nb_jobs=jobs, seed=0, observation=observation, objective="avg_job_slowdown", action_mask=mask)
 
 
+def built_maker(trace: Path, jobs: int, observation: str, mask: bool):
+    """The benchmarked env's constructor on inputs built once here (the recipe for BatchedVectorEnv)."""
+    from hdeeprm.env.environment import HDeepRMEnv
+
+    probe = env_maker(trace, jobs, observation, mask)()
+    return partial(HDeepRMEnv, platform=probe.hierarchy, workload=probe.workload, seed=0, observation=observation,
+                   objective="avg_job_slowdown", action_mask=mask)
+
+
 def gpu_placement_maker(scenario: str):
     """A picklable constructor of ``hdeeprm/GpuPlacement-v0`` on one scenario (a slow step: many nodes)."""
     from hdeeprm.env.gpu_placement import GpuPlacementEnv
@@ -84,7 +97,8 @@ def time_single(maker, actions: np.ndarray) -> tuple[float, float]:
 def time_vector(venv, actions: np.ndarray, pids: list[int], sb3: bool = False) -> tuple[float, float]:
     """Wall and CPU seconds (this process and the workers ``pids``) of ``len(actions)`` vector steps of ``venv``.
 
-    ``venv`` is a Gymnasium or an SB3 vector env; it is closed after.
+    ``venv`` is a Gymnasium, an SB3 or a :class:`~hdeeprm.env.vector.BatchedVectorEnv` vector env; it is closed
+    after.
     """
     if sb3:
         venv.seed(0)
@@ -138,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="benchmark hdeeprm/GpuPlacement-v0 on this scenario instead (e.g. test-openb: 1,213 nodes, "
                         "a slow step); --jobs, --observation and --no-mask do not apply")
     p.add_argument("--no-mask", action="store_true", help="leave action_mask out of info")
+    p.add_argument("--envs-per-worker", type=int, default=8,
+                   help="sub-envs per worker of hdeeprm.env.vector.BatchedVectorEnv (default 8; 0 skips it)")
     p.add_argument("--no-shared-memory", action="store_true",
                    help="AsyncVectorEnv sends observations through the pipes instead of shared memory")
     p.add_argument("--start-method", default=None, choices=("fork", "forkserver", "spawn"),
@@ -172,6 +188,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{1e6 * cpu / total:,.0f} us CPU per step, bound on 2 free cores {2 * one_cpu * total / cpu:.2f} x",
               flush=True)
 
+    per = args.envs_per_worker
+    if per:
+        from hdeeprm.env.vector import BatchedVectorEnv
+
+        envs = NB_PROCESSES * per
+        shared = maker if args.gpu_scenario else built_maker(args.trace, args.jobs, args.observation, not args.no_mask)
+        venv = BatchedVectorEnv([shared] * envs, workers=NB_PROCESSES, context=args.start_method)
+        batched = np.random.default_rng(2).integers(n, size=(max(1, args.steps // per), envs))
+        report(f"BatchedVectorEnv, {envs} envs on {NB_PROCESSES} processes ({per} per worker, shared memory)", envs,
+               len(batched), *time_vector(venv, batched, [proc.pid for proc in venv.processes]))
     venv = gymnasium.vector.AsyncVectorEnv([maker] * NB_PROCESSES, shared_memory=shm, context=args.start_method)
     pids = [proc.pid for proc in venv.processes]
     report(f"AsyncVectorEnv, {NB_PROCESSES} envs on {NB_PROCESSES} processes (shared memory {'on' if shm else 'off'})",

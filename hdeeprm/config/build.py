@@ -97,11 +97,24 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
 
     if options.gpu_jobs is not None:
         return with_gpu_jobs(build_workload(options.replace(gpu_jobs=None), hierarchy, custom_workload), options)
-    return swf_to_workload(path, nb_cores=hierarchy.nb_cores, reference_speed=hierarchy.reference_speed,
-                           nb_jobs=options.nb_jobs, first_job=options.first_job,
-                           actual_work=options.actual_work, profile_type=options.profile_type,
-                           default_mem=options.default_mem, seed=options.seed,
-                           enforce_walltime=options.enforce_walltime, mem_bw_choices=options.mem_bw_choices)
+    return swf_to_workload(path, nb_jobs=options.nb_jobs, first_job=options.first_job,
+                           **swf_conversion(options, hierarchy))
+
+
+def swf_conversion(options: Options, hierarchy: ResourceHierarchy) -> dict:
+    """The SWF conversion arguments a run's options and platform set (all but ``nb_jobs`` and ``first_job``).
+
+    What :func:`build_workload` and the trace windows of :mod:`hdeeprm.env.windows` give
+    :func:`~hdeeprm.workload.convert.swf_to_workload` / ``records_to_workload``.
+
+    Returns:
+        ``nb_cores``, ``reference_speed`` (the platform's), ``actual_work``, ``profile_type``, ``default_mem``,
+        ``seed``, ``enforce_walltime`` and ``mem_bw_choices`` (the options').
+    """
+    return {"nb_cores": hierarchy.nb_cores, "reference_speed": hierarchy.reference_speed,
+            "actual_work": options.actual_work, "profile_type": options.profile_type,
+            "default_mem": options.default_mem, "seed": options.seed,
+            "enforce_walltime": options.enforce_walltime, "mem_bw_choices": options.mem_bw_choices}
 
 
 def with_gpu_jobs(workload: Workload, options: Options) -> Workload:

@@ -35,7 +35,7 @@ from hdeeprm.decision.actions import VOID, policy_pair
 from hdeeprm.decision.contention import ContentionModel, ResourceState
 from hdeeprm.decision.core_selection import CoreSelector, node_capacity
 from hdeeprm.decision.gpu_binding import GpuBinder
-from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads
+from hdeeprm.decision.orderings import JOB_ORDERINGS, QueueHeads, QueueIndex
 from hdeeprm.decision.strategies import HeadOfLine, StartStrategy
 from hdeeprm.errors import AgentError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
@@ -82,6 +82,7 @@ class WorkloadManager:
         self.hierarchy = hierarchy
         self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
         self._pairs = [policy_pair(a) for a in self.actions]
+        self._has_void = VOID in self.actions
         self.rng = np.random.default_rng(seed)
         self.resources = ResourceState(hierarchy, model)
         self.selector = CoreSelector(self.resources, self.rng)
@@ -96,7 +97,13 @@ class WorkloadManager:
         self.void_overridden = 0
         self._has_future_events = has_future_events
         self._set_pstates = getattr(simulator, "set_pstates", None)
-        self._heads = QueueHeads(jobs, [p[0] for p in self._pairs if p is not None])
+        #: ``queue_indices(queue)``: the job indices of :attr:`queue` (intp), cached between the mask, the
+        #: observations and the rewards of a decision (:class:`~hdeeprm.decision.orderings.QueueIndex`).
+        self.queue_indices = QueueIndex()
+        self._heads = QueueHeads(jobs, [p[0] for p in self._pairs if p is not None], self.queue_indices)
+        # action_mask: per action, its job policy's place in the heads (the void's: after them)
+        self._mask_plan = np.array([len(self._heads.names) if p is None else self._heads.names.index(p[0])
+                                    for p in self._pairs], dtype=np.intp)
         self._cores_per_node = np.bincount(np.asarray(hierarchy.core_node), minlength=hierarchy.nb_nodes)
         self.now = 0.0
         self.queue_before = 0  # queue length at the previous decision (observations)
@@ -292,25 +299,18 @@ class WorkloadManager:
         still find no run of consecutive free cores.
         """
         queue = self.queue
-        heads = self._heads(queue, self.now) if queue else {}
-        fits: dict[int, bool] = {}
-        behind = False if self.strategy.head_only else any(map(self.fits, queue))
-        mask = []   # a list, turned into an array once (NumPy's per-item writes are slower)
-        wait = None
-        for pair in self._pairs:
-            if pair is None:
-                if wait is None:
-                    wait = not self.waiting_is_forever()
-                mask.append(wait)
-            elif queue:
-                head = heads[pair[0]]
-                ok = fits.get(head)
-                if ok is None:
-                    ok = fits[head] = self.fits(queue[head])
-                mask.append(ok or behind)
-            else:
-                mask.append(False)
-        return np.array(mask, dtype=bool)
+        ok = [False] * (len(self._heads.names) + 1)
+        if queue:
+            fits, checked = self.fits, {}
+            behind = False if self.strategy.head_only else any(map(fits, queue))
+            for k, head in enumerate(self._heads.positions(queue, self.now)):
+                fit = checked.get(head)
+                if fit is None:
+                    fit = checked[head] = fits(queue[head])
+                ok[k] = fit or behind
+        if self._has_void:
+            ok[-1] = not self.waiting_is_forever()
+        return np.array(ok, dtype=bool)[self._mask_plan]
 
     def fits(self, job: Job) -> bool:
         """Whether ``job`` could start now: enough free cores, with node memory for its MB per core."""

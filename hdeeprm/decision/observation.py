@@ -40,6 +40,8 @@ quantity unscaled, so its values are all 0.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from hdeeprm.decision.view import StateView
@@ -65,8 +67,8 @@ OBSERVATIONS.register("minimal", ())
 DEFAULT_OBSERVATION = "normal"
 #: Sensitivity s of the queue variation when none is given (the original HDeepRM's).
 DEFAULT_QUEUE_SENSITIVITY = 0.05
-_SPEED = np.asarray(PSTATE_SPEED_FACTORS, dtype=np.float32)
-_POWER = np.asarray(PSTATE_POWER_FACTORS, dtype=np.float32)
+#: Per pstate: (speed factor, power factor), float32, the first two per-core values of the ``normal`` observation.
+_SPEED_POWER = np.column_stack((PSTATE_SPEED_FACTORS, PSTATE_POWER_FACTORS)).astype(np.float32)
 
 
 def requested_times(workload: Workload) -> np.ndarray:
@@ -78,37 +80,38 @@ def requested_times(workload: Workload) -> np.ndarray:
     Returns:
         float64, shape (nb_jobs,), by job index.
     """
-    out = np.empty(len(workload.jobs), dtype=np.float64)
-    for i, job in enumerate(workload.jobs):
-        rt = job.requested_time
-        if rt <= 0.0:
-            rt = job.walltime if job.walltime > 0.0 else 0.0
-        out[i] = rt
-    return out
+    return job_quantities(workload)[:, 0].copy()
+
+
+_QUANTITIES = operator.attrgetter("requested_time", "walltime", "res", "mem", "mem_bw")
 
 
 def job_quantities(workload: Workload) -> np.ndarray:
-    """Requested time (s), cores, memory per core (MB), bandwidth per core (GB/s) of every job.
+    """Requested time (s, :func:`requested_times`), cores, memory (MB) and bandwidth (GB/s) per core of every job.
 
     Returns:
         float64, shape (nb_jobs, 4), by job index.
     """
+    raw = np.array(list(map(_QUANTITIES, workload.jobs)), dtype=np.float64).reshape(len(workload.jobs), 5)
+    requested, walltime = raw[:, 0], raw[:, 1]
     q = np.empty((len(workload.jobs), 4), dtype=np.float64)
-    q[:, 0] = requested_times(workload)
-    for i, job in enumerate(workload.jobs):
-        q[i, 1] = job.res
-        q[i, 2] = job.mem
-        q[i, 3] = job.mem_bw
+    # requested time unless <= 0 (NaN stays), then the walltime when > 0, else 0
+    q[:, 0] = np.where(requested <= 0.0, np.where(walltime > 0.0, walltime, 0.0), requested)
+    q[:, 1:] = raw[:, 2:]
     return q
 
 
-def queue_normalisers(workload: Workload) -> np.ndarray:
+def queue_normalisers(workload: Workload, quantities: np.ndarray | None = None) -> np.ndarray:
     """99th percentile over the workload of each queue quantity (1.0 where it is 0).
+
+    Args:
+        workload: The jobs.
+        quantities: ``job_quantities(workload)`` when already computed, or None.
 
     Returns:
         float64, shape (4,): seconds, cores, MB, GB/s.
     """
-    q = job_quantities(workload)
+    q = job_quantities(workload) if quantities is None else quantities
     if q.shape[0] == 0:
         return np.ones(4)
     p = np.percentile(q, NORMALISER_PERCENTILE, axis=0)
@@ -164,7 +167,8 @@ class Observer:
         self.sensitivity = float(queue_sensitivity)
         # Quantities are >= 0, so after scaling only the upper clip at 1 is needed.
         # float32 like the observation, so no cast is needed when writing it.
-        self._scaled_t = np.ascontiguousarray((job_quantities(workload) / queue_normalisers(workload)).T,
+        quantities = job_quantities(workload)
+        self._scaled_t = np.ascontiguousarray((quantities / queue_normalisers(workload, quantities)).T,
                                               dtype=np.float32)
         nb_res = 0
         if "resources" in parts:
@@ -175,9 +179,16 @@ class Observer:
             self._mem_unbounded = ~(np.isfinite(mem) & (mem > 0))
             self._inv_bw = np.where(np.isfinite(bw) & (bw > 0), 1.0 / np.where(bw > 0, bw, 1.0), 0.0)
             self._bw_unbounded = ~(np.isfinite(bw) & (bw > 0))
+            self._any_mem_unbounded = bool(self._mem_unbounded.any())
+            self._any_bw_unbounded = bool(self._bw_unbounded.any())
+            values = np.empty(nb_res)
+            self._fractions = (values, values[:h.nb_nodes], values[h.nb_nodes:])
         self._cores = "cores" in parts
         if self._cores:
             nb_res += 3 * h.nb_cores
+            # remaining work fraction by job index, written for the running jobs at each call; the extra
+            # last entry stays 0 for the free cores (job -1 in ResourceState.core_job)
+            self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
         self._n_res = nb_res
         self.size = nb_res + N_QUEUE_VALUES
         self._interp: dict[int, tuple] = {}
@@ -245,26 +256,26 @@ class Observer:
     def _resources(self, view: StateView, out: np.ndarray) -> None:
         h, st = self.hierarchy, view.resources
         nn, npr = h.nb_nodes, h.nb_processors
-        mem = st.node_free_mem * self._inv_mem
-        mem[self._mem_unbounded] = 1.0
-        clip_unit(mem, out[:nn])
-        bw = 1.0 - st.processor_used_bw * self._inv_bw
-        bw[self._bw_unbounded] = 1.0
-        clip_unit(bw, out[nn:nn + npr])
+        values, mem, bw = self._fractions   # one float64 buffer, clipped into the observation at once
+        np.multiply(st.node_free_mem, self._inv_mem, out=mem)
+        if self._any_mem_unbounded:
+            mem[self._mem_unbounded] = 1.0
+        np.multiply(st.processor_used_bw, self._inv_bw, out=bw)
+        np.subtract(1.0, bw, out=bw)
+        if self._any_bw_unbounded:
+            bw[self._bw_unbounded] = 1.0
+        clip_unit(values, out[:nn + npr])
         if not self._cores:
             return
         cores = out[nn + npr:nn + npr + 3 * h.nb_cores].reshape(h.nb_cores, 3)
-        pstate = st.core_pstate
-        cores[:, 0] = _SPEED[pstate]
-        cores[:, 1] = _POWER[pstate]
-        cores[:, 2] = 0.0
+        cores[:, :2] = _SPEED_POWER.take(st.core_pstate, axis=0)
         running = view.running
-        if running:   # one scatter: each running job's cores get its remaining share of work
-            progress = view.progress
-            jobs_cores = list(running.values())
-            left = [1.0 - progress(job) for job, _ in jobs_cores]
-            at = [job_cores for _, job_cores in jobs_cores]
-            cores[np.concatenate(at), 2] = np.repeat(left, [len(c) for c in at])
+        if running:   # each running job's cores get its remaining share of work, free cores 0
+            progress, left = view.progress, self._left
+            left[list(running)] = [1.0 - progress(job) for job, _ in running.values()]
+            cores[:, 2] = left.take(st.core_job)   # a free core's -1 reads the last entry, 0
+        else:
+            cores[:, 2] = 0.0
 
 
 def clip_unit(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

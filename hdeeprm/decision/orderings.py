@@ -180,6 +180,54 @@ KEY_COLUMNS: tuple[str, ...] = tuple(JOB_ORDERINGS[n].key for n in JOB_ORDERINGS
 #: Columns whose lexicographic minimum stands for the ``random`` policy's head in the mask:
 #: the smallest job (cores, then memory), the one most likely to fit.
 _RANDOM_HEAD = (KEY_COLUMNS.index("res"), KEY_COLUMNS.index("mem"))
+_KEYS = operator.attrgetter(*KEY_COLUMNS)
+
+
+class QueueIndex:
+    """Job indices of the manager's queue, cached between calls (callable).
+
+    The manager only appends to its queue list, deletes from it or replaces it by a new list
+    (:class:`~hdeeprm.decision.manager.WorkloadManager`), and a job is queued once. So when the list is
+    the one seen before, its first job is the one seen at a position ``k < 8`` and the job seen last is
+    now at its old position minus ``k``, the first ``k`` jobs were started (deleted at the head), no
+    other was deleted, and the rest only gained jobs at its end: the cached indices are shifted and only
+    the new jobs are read. Anything else rebuilds.
+    """
+
+    #: Jobs started from the head of the queue that a call follows without rebuilding.
+    MAX_HEAD_DELETIONS = 8
+
+    def __init__(self) -> None:
+        self._list = self._last = None
+        self._n = 0
+        self._buf = np.empty(64, dtype=np.intp)
+
+    def __call__(self, queue: Sequence[Job]) -> np.ndarray:
+        """Indices of the jobs of ``queue`` (non-empty), intp, shape (len(queue),) (a view, do not keep)."""
+        n, cached, buf = len(queue), self._n, self._buf
+        kept = -1
+        if queue is self._list and cached:
+            start = queue[0].index
+            head = buf[:min(cached, self.MAX_HEAD_DELETIONS)].tolist()
+            if start in head:
+                kept = cached - head.index(start)
+                if n < kept or queue[kept - 1] is not self._last:
+                    kept = -1
+        if kept < 0:   # rebuild
+            if n > buf.size:
+                self._buf = buf = np.empty(2 * n, dtype=np.intp)
+            buf[:n] = list(map(_index_of, queue))
+            self._list = queue
+        else:
+            if kept < cached:
+                buf[:kept] = buf[cached - kept:cached]
+            if n > kept:
+                if n > buf.size:
+                    self._buf = buf = np.resize(buf, 2 * n)
+                buf[kept:n] = list(map(_index_of, queue[kept:]))
+        self._n = n
+        self._last = queue[n - 1]
+        return buf[:n]
 
 
 class QueueHeads:
@@ -187,24 +235,67 @@ class QueueHeads:
 
     Args:
         jobs: All jobs of the workload, by index, when known in advance: their keys are
-            tabulated once (float64, (nb_jobs, len(KEY_COLUMNS))); None reads the keys of
-            the queued jobs at each call.
-        policies: The policies asked about (default: every registered one); the
-            ``score`` policies cost one key per queued job at each call.
+            tabulated once (float64, (nb_jobs, len(KEY_COLUMNS) + 1), the last column the rank of
+            (cores, memory) that stands for ``random``), and a call gathers the queue's rows and
+            takes one argmin per column; None reads the keys of the queued jobs at each call.
+        policies: The policies asked about (default: every registered one), in the order of
+            :attr:`names`; the ``score`` policies cost one key per queued job at each call.
+        index: The queue's job-index cache to read (shared with the observations and rewards), or None (its own).
+
+    Attributes:
+        names: The policies asked about, without repeats, in the order :meth:`positions` answers.
     """
 
-    def __init__(self, jobs: Sequence[Job] | None = None, policies: Sequence[str] | None = None) -> None:
-        self._table = None if jobs is None else self._keys(jobs)
-        names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
-        # (name, column) per policy: column -1 = queue order, -2 = random, -3 = score.
+    def __init__(self, jobs: Sequence[Job] | None = None, policies: Sequence[str] | None = None,
+                 index: QueueIndex | None = None) -> None:
+        self._table = None
+        if jobs is not None:
+            keys = self._keys(jobs)
+            res, mem = _RANDOM_HEAD
+            # Rank of (cores, memory), equal pairs equal ranks: the first minimum over a queue is the
+            # first job of the lexicographic order, as np.lexsort over the queue gives it.
+            order = np.lexsort((keys[:, mem], keys[:, res]))
+            pairs = keys[order][:, [res, mem]]
+            new = np.ones(len(order), dtype=bool)
+            new[1:] = (pairs[1:] != pairs[:-1]).any(axis=1)
+            rank = np.empty(len(order), dtype=np.float64)
+            rank[order] = np.cumsum(new)
+            self._table = np.ascontiguousarray(np.column_stack((keys, rank)))
+        self.names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
+        # column per policy: -1 = queue order, -2 = random, -3 = score.
         self._plan = [(name, -3 if o.score is not None else -2 if o.random else
                        (-1 if o.key is None else KEY_COLUMNS.index(o.key)))
-                      for name, o in ((n, JOB_ORDERINGS[n]) for n in names)]
+                      for name, o in ((n, JOB_ORDERINGS[n]) for n in self.names)]
+        # the tabulated path: table column per policy (random: the rank column), None for the others
+        self._columns = [len(KEY_COLUMNS) if col == -2 else (col if col >= 0 else None) for _, col in self._plan]
+        self._scored = any(col == -3 for _, col in self._plan)
+        self._index = QueueIndex() if index is None else index
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:
-        return np.array([[getattr(j, k) for k in KEY_COLUMNS] for j in jobs], dtype=np.float64).reshape(
-            len(jobs), len(KEY_COLUMNS))
+        return np.array(list(map(_KEYS, jobs)), dtype=np.float64).reshape(len(jobs), len(KEY_COLUMNS))
+
+    def positions(self, queue: Sequence[Job], now: float = 0.0) -> list[int]:
+        """Queue position of each policy's first job, in the order of :attr:`names` (``random``: the smallest).
+
+        Args:
+            queue: Pending jobs in submission order, non-empty.
+            now: The decision's instant in seconds (for waiting-time keys).
+
+        Returns:
+            One position in ``queue`` per policy; ties go to the earliest submitted job.
+        """
+        if self._table is None:
+            heads = self(queue, now)
+            return [heads[name] for name in self.names]
+        firsts = self._table.take(self._index(queue), axis=0).argmin(axis=0).tolist()
+        out = [0 if col is None else firsts[col] for col in self._columns]
+        if self._scored:
+            for k, (name, col) in enumerate(self._plan):
+                if col == -3:
+                    score = JOB_ORDERINGS[name].score
+                    out[k] = min(range(len(queue)), key=lambda i: score(queue[i], now))
+        return out
 
     def __call__(self, queue: Sequence[Job], now: float = 0.0) -> dict[str, int]:
         """Queue position of each policy's first job (``random``: the smallest job).
@@ -216,10 +307,9 @@ class QueueHeads:
         Returns:
             ``{policy name: position in queue}``; ties go to the earliest submitted job.
         """
-        if self._table is None:
-            keys = self._keys(queue)
-        else:
-            keys = self._table[np.fromiter(map(_index_of, queue), dtype=np.intp, count=len(queue))]
+        if self._table is not None:
+            return dict(zip(self.names, self.positions(queue, now)))
+        keys = self._keys(queue)
         firsts = keys.argmin(axis=0).tolist()   # first minimum per column: submission order breaks ties
         heads = {}
         for name, col in self._plan:

@@ -39,6 +39,8 @@ from hdeeprm.workload.model import Workload
 DEFAULT_NB_SLOTS = 128
 #: Core-selection policy that places the chosen job unless another is named.
 DEFAULT_SLOT_CORE_SELECTION = "high_gflops"
+#: Queues up to this long get their mask job by job (NumPy's per-call cost dominates below).
+_SHORT_QUEUE = 8
 #: The per-slot features, in column order.
 SLOT_FEATURES = ("waiting_time", "requested_time", "requested_cores", "requested_memory", "can_start_now")
 
@@ -119,12 +121,15 @@ class JobSlotEnv(gymnasium.Env):
         self.nb_slots = nb_slots
         self.max_steps = max_steps
         self.reward_fn = make_reward(self.options.objective)
-        scale = queue_normalisers(self.workload)   # s, cores, MB, GB/s
         quantities = job_quantities(self.workload)
+        scale = queue_normalisers(self.workload, quantities)   # s, cores, MB, GB/s
         self._time_scale = float(scale[0])
         #: Per job: requested time, cores, memory, each scaled and clipped (float32, (nb_jobs, 3)).
         self._static = clip_unit(quantities[:, :3] / scale[:3])
         self._submit = np.array([job.subtime for job in self.workload.jobs], dtype=np.float64)
+        self._res = quantities[:, 1]   # cores and memory per core of every job, for the mask
+        self._needs_mem = quantities[:, 2] > 0.0
+        self._has_mem = bool(self._needs_mem.any())
         self.action_space = spaces.Discrete(nb_slots)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(nb_slots, len(SLOT_FEATURES)), dtype=np.float32)
         self.episode: Episode | None = None
@@ -199,27 +204,44 @@ class JobSlotEnv(gymnasium.Env):
     def _next_decision(self, due: bool) -> bool:
         """From a state where ``due`` says whether events were just taken in, run to a decision point."""
         ep = self.episode
+        manager = ep.manager
         while due:
-            queue, fits = ep.manager.queue, ep.manager.fits
-            shown = min(len(queue), self.nb_slots)
-            self._mask[:] = False
-            for i in range(shown):
-                self._mask[i] = fits(queue[i])
-            if self._mask.any():
+            if manager.queue and self._fill_mask(manager):
                 return True
             due = ep.advance()
         self._mask[:] = False
         return False
 
+    def _fill_mask(self, manager) -> bool:
+        """Write which shown jobs fit now into the mask (``manager.fits``; at once on long queues); whether any does."""
+        queue, mask = manager.queue, self._mask
+        if len(queue) <= _SHORT_QUEUE:   # job by job: cheaper than the array calls on a few jobs
+            fits = list(map(manager.fits, queue[:self.nb_slots]))
+            n = len(fits)
+            mask[:n] = fits
+            mask[n:] = False
+            return any(fits)
+        rows = self.episode.view.queue_indices(queue)[:self.nb_slots]
+        n = len(rows)
+        fit = mask[:n]
+        np.less_equal(self._res.take(rows), manager.resources.nb_free, out=fit)
+        mask[n:] = False
+        if self._has_mem:   # jobs with a memory demand also need it on the nodes: the manager's own test
+            for i in np.flatnonzero(fit & self._needs_mem.take(rows)).tolist():
+                fit[i] = manager.fits(queue[i])
+        return bool(fit.any())
+
     def _observe(self) -> np.ndarray:
         obs = np.zeros((self.nb_slots, len(SLOT_FEATURES)), dtype=np.float32)
         ep = self.episode
-        queue = ep.manager.queue[:self.nb_slots]
+        queue = ep.manager.queue
         if queue:
-            rows = np.fromiter((job.index for job in queue), dtype=np.int64, count=len(queue))
+            rows = ep.view.queue_indices(queue)[:self.nb_slots]
             n = len(rows)
-            obs[:n, 0] = clip_unit((ep.engine.now - self._submit[rows]) / self._time_scale)
-            obs[:n, 1:4] = self._static[rows]
+            wait = ep.engine.now - self._submit.take(rows)
+            wait /= self._time_scale
+            clip_unit(wait, obs[:n, 0])
+            obs[:n, 1:4] = self._static.take(rows, axis=0)
             obs[:n, 4] = self._mask[:n]
         return obs
 

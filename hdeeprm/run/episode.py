@@ -40,6 +40,16 @@ if TYPE_CHECKING:
     from hdeeprm.config.options import Options
 
 
+_HOSTS: list = [None, None]   # the last hierarchy and its host specs (an environment's resets share them)
+
+
+def _host_specs(hierarchy: ResourceHierarchy) -> list:
+    """``hierarchy.host_specs()``, built once for the hierarchy of consecutive episodes (specs are read-only)."""
+    if _HOSTS[0] is not hierarchy:
+        _HOSTS[:] = [hierarchy, hierarchy.host_specs()]
+    return list(_HOSTS[1])
+
+
 class Episode:
     """An embedded simulation of ``workload`` on ``hierarchy`` with a workload manager.
 
@@ -82,7 +92,7 @@ class Episode:
                  clock: str = DEFAULT_CLOCK) -> None:
         self.hierarchy = hierarchy
         self.workload = workload
-        hosts = hierarchy.host_specs()
+        hosts = _host_specs(hierarchy)
         self._stream: dict | None = None
         recorder = Recorder
         if record and stream_to is not None:

@@ -402,7 +402,9 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
                 runner = WindowRunner(options)
                 results: Iterator[dict] = (runner.run(*task) for task in tasks)
             else:   # spawn: workers start clean (no copy of a parent's torch threads or caches)
-                results = stack.enter_context(worker_map(_run_task, tasks, jobs, _init_worker, (options,)))
+                # with a window per worker or more, a window's runs go to one worker: it converts it once
+                chunk = len(policies) if len(windows) >= jobs else 1
+                results = stack.enter_context(worker_map(_run_task, tasks, jobs, _init_worker, (options,), chunk))
             rows = []
             for row in results:
                 rows.append(row)

@@ -49,14 +49,18 @@ def _call(fn: Callable[[Any], Any], task: Any) -> Any:
 
 @contextlib.contextmanager
 def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
-               initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> Iterator[Iterator[Any]]:
+               initializer: Callable[..., None] | None = None, initargs: tuple = (),
+               chunksize: int = 1) -> Iterator[Iterator[Any]]:
     """Map ``fn`` over ``tasks`` on ``jobs`` spawned worker processes; results in task order.
 
     Args:
         fn: A module-level function of one task (pickled to the workers).
         tasks: The tasks (picklable).
         jobs: Worker processes (>= 1).
-        initializer, initargs: Run once in each worker at its start.
+        initializer, initargs: Run once in each worker at its start (the workers stay up for every task:
+            what it builds, and the imports, are paid once per worker).
+        chunksize: Consecutive tasks sent to one worker together (>= 1): tasks that share what a worker
+            caches (e.g. the runs of one window, whose conversion the worker keeps) then share it.
 
     Yields:
         The results, in the order of ``tasks``, as they come.
@@ -68,7 +72,7 @@ def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init,
                                initargs=(initializer, initargs))
     try:
-        yield pool.map(functools.partial(_call, fn), tasks)
+        yield pool.map(functools.partial(_call, fn), tasks, chunksize=chunksize)
     except BaseException:
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)

@@ -181,6 +181,21 @@ def _check_options(nb_cores: int, reference_speed: float, nb_jobs: int | None, f
                            f"got {list(mem_bw_choices)!r}")
 
 
+def skip_rules(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which SWF records the module's rules skip, and why: the first rule that applies.
+
+    Args:
+        values: SWF records, float64 (k, 18).
+
+    Returns:
+        bool (k,) each: no submit time, no processor count, no run time, and usable (none of them).
+    """
+    no_submit = values[:, _SUBMIT] < 0
+    no_size = ~no_submit & (values[:, _REQ_PROCS] <= 0) & (values[:, _ALLOC] <= 0)
+    no_run = ~no_submit & ~no_size & (values[:, _RUN] < 0)
+    return no_submit, no_size, no_run, ~(no_submit | no_size | no_run)
+
+
 def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
             time_window: tuple[float, float] | None) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
     """Apply the window, skip rules and selection; return kept rows, skip counts and what was seen.
@@ -201,10 +216,7 @@ def _select(chunks: Iterable[np.ndarray], nb_jobs: int | None, first_job: int,
             submit = values[:, _SUBMIT]
             values = values[(submit >= time_window[0]) & (submit < time_window[1])]
         seen["in_window"] += len(values)
-        no_submit = values[:, _SUBMIT] < 0
-        no_size = ~no_submit & (values[:, _REQ_PROCS] <= 0) & (values[:, _ALLOC] <= 0)
-        no_run = ~no_submit & ~no_size & (values[:, _RUN] < 0)
-        usable = ~(no_submit | no_size | no_run)
+        no_submit, no_size, no_run, usable = skip_rules(values)
         usable_before = usable_seen + np.cumsum(usable) - usable  # usable rows before each row
         in_span = (usable_before >= first_job) & (usable_before < limit)
         usable_seen += int(usable.sum())

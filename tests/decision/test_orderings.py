@@ -120,3 +120,48 @@ def test_every_pair_has_one_index_and_the_original_37_keep_theirs():
     assert NB_ACTIONS == 120
     with pytest.raises(OptionsError, match=r"^actions must be in \[0, 119\] \(36 = void\), got 120$"):
         parse_action(NB_ACTIONS)
+
+
+def test_the_tabulated_heads_equal_the_heads_read_from_the_queue():
+    """The action mask's one-gather heads (random's by the (cores, memory) rank) = the keys read job by job."""
+    from hdeeprm.workload.model import DELAY, Job, Profile
+
+    rng = np.random.default_rng(3)
+    workload = [Job(i, str(i), float(i), int(rng.integers(1, 4)), -1.0, Profile("p", DELAY, 1.0),
+                    float(rng.choice([0.0, 100.0, 200.0])), float(rng.choice([4.0, 8.0])),
+                    requested_time=float(rng.choice([10.0, 20.0, 30.0]))) for i in range(200)]
+    tabulated, read = QueueHeads(workload), QueueHeads()
+    assert tabulated.names == read.names == JOB_ORDERINGS.names()
+    queue = []
+    for step in range(200):   # the manager's own edits: appends, head deletions, deletions anywhere
+        if queue and rng.random() < 0.4:
+            del queue[int(rng.integers(len(queue))) if rng.random() < 0.5 else slice(0, int(rng.integers(1, 3)))]
+        else:
+            queue.append(workload[step])
+        if queue:
+            now = 100.0 + step
+            assert tabulated.positions(queue, now) == [read(queue, now)[n] for n in read.names]
+            assert tabulated(queue, now) == read(queue, now)
+
+
+def test_the_queue_index_cache_follows_the_managers_edits():
+    """Appends, starts at the head, starts anywhere, a new list: the cached indices are always the queue's."""
+    from hdeeprm.decision.orderings import QueueIndex
+
+    rng = np.random.default_rng(5)
+    pending = [job(i, 1) for i in range(3000)]
+    index, queue, submitted = QueueIndex(), [], 0
+    for _ in range(1500):
+        edit = rng.random()
+        if edit < 0.45 or not queue:
+            for _ in range(int(rng.integers(1, 4))):
+                queue.append(pending[submitted])
+                submitted += 1
+        elif edit < 0.7:
+            del queue[:int(rng.integers(1, 11))]             # head starts, beyond what the cache follows too
+        elif edit < 0.9:
+            del queue[int(rng.integers(len(queue)))]         # a start behind the head (backfilling, job slots)
+        else:
+            queue = [j for j in queue if rng.random() < 0.7]  # the manager's new list
+        if queue:
+            assert index(queue).tolist() == [j.index for j in queue]

@@ -109,3 +109,21 @@ def test_non_integer_actions_are_refused(toy_hierarchy):
     env.reset(seed=0)
     with pytest.raises(AgentError, match=r"must be an integer in \[0, 2\], got 1.5"):
         env.step(1.5)
+
+
+def test_the_mask_is_the_managers_fit_test_when_node_memory_binds():
+    """6,000 MB per core on gaia_mini's 4,096 MB per core nodes: many shown jobs have the cores but not the memory."""
+    from hdeeprm.config.options import Options
+
+    env = JobSlotEnv(Options().replace(default_mem=6000.0), nb_slots=16, nb_jobs=120)
+    _, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    blocked_by_memory = 0
+    done = False
+    while not done:
+        manager = env.episode.manager
+        shown = manager.queue[:16]
+        assert info["action_mask"].tolist() == [manager.fits(job) for job in shown] + [False] * (16 - len(shown))
+        blocked_by_memory += sum(job.res <= manager.resources.nb_free and not manager.fits(job) for job in shown)
+        _, _, done, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    assert blocked_by_memory > 100

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from hdeeprm.decision.orderings import QueueIndex
 from hdeeprm.decision.view import StateView
 from hdeeprm.run.episode import Episode
 from hdeeprm.errors import OptionsError
@@ -88,7 +89,7 @@ def test_queue_statistics_equal_numpy_percentiles(toy_hierarchy):
     q = np.array([[j.requested_time, j.res, j.mem, j.mem_bw] for j in wl.jobs])
     norm = np.percentile(q, 99, axis=0)
     rng = np.random.default_rng(2)
-    manager = SimpleNamespace(queue=[], queue_before=0, hierarchy=toy_hierarchy)
+    manager = SimpleNamespace(queue=[], queue_before=0, hierarchy=toy_hierarchy, queue_indices=QueueIndex())
     view = StateView(manager, wl, lambda job: 0.0)
     for step in range(60):
         if step % 7 == 0:  # the manager replaces its list when jobs start
