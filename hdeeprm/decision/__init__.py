@@ -24,6 +24,8 @@ The other modules:
   placement, rejection.
 * :mod:`~hdeeprm.decision.gpu_placement`: Node selection for GPU pods: the placement state and the policies of
   :data:`GPU_PLACEMENTS`.
+* :mod:`~hdeeprm.decision.gpu_reservations`: The reservation profile of conservative backfilling on a GPU
+  cluster: free resources over future time.
 * :mod:`~hdeeprm.decision.observation`: Observations of the workload manager's state (HDeepRM's definitions;
   ``docs/model.rst``, "Observations").
 * :mod:`~hdeeprm.decision.rlscheduler`: RLScheduler's job priority keys, as its code computes them.

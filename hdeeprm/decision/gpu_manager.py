@@ -23,11 +23,15 @@ start is the run's start strategy, a name of the registry the CPU decisions use
 
 - ``conservative_backfilling`` (Mu'alem and Feitelson, IEEE TPDS 2001, as for CPU jobs): every queued
   job, in the decision's order, gets a reservation at the earliest time it fits without moving the
-  reservation of any job before it; the jobs whose reservation is *now* start. The reservations are
-  planned at every decision over the free resources at each estimated job end (running jobs and the
-  jobs reserved before), each part of a job on the fitting node with the fewest free GPUs, kept from
-  its start to its estimated end; a job starting now is placed by the run's policy and must leave
-  every earlier reservation in place. Estimates are the ones of ``easy_backfilling``.
+  reservation of any job before it; the jobs whose reservation is *now* start. A reservation is
+  planned over the free resources at each estimated job end (running jobs and the jobs reserved
+  before), each part of a job on the fitting node with the fewest free GPUs, kept from its start to
+  its estimated end; a job starting now is placed by the run's policy and must leave every earlier
+  reservation in place. Estimates are the ones of ``easy_backfilling``; they are exact in a replay,
+  so the plan is kept between decisions
+  (:class:`~hdeeprm.decision.gpu_reservations.ReservationProfile`): a reserved job starts on its
+  reserved resources when its time comes and only the jobs queued since are reserved; everything
+  is planned anew when an estimate proved wrong or the active nodes changed.
 
 A job fits on one node (openb semantics, :class:`~hdeeprm.decision.gpu_placement.PodRequest`),
 unless it asks for more whole GPUs than any node of an allowed model holds: it is then
@@ -124,6 +128,13 @@ def _fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
     return len(done) == len(pods)
 
 
+def _fits_now(state: PlacementState, placed: list[Placement]) -> bool:
+    """Whether ``state`` has room for every part of ``placed`` on its node and GPUs (parts on distinct nodes)."""
+    return all(state.cpu_left[p.node] >= p.pod.cpu and state.memory_left[p.node] >= p.pod.memory
+               and (not p.pod.num_gpu or bool((state.gpu_left[p.node, p.gpus] >= p.pod.gpu_milli).all()))
+               and (state.active is None or bool(state.active[p.node])) for p in placed)
+
+
 class GpuManager:
     """Queue and placement of the jobs of one timed GPU run.
 
@@ -164,6 +175,12 @@ class GpuManager:
         duration = jobs.duration
         self.estimate: Estimate = estimate or (lambda job, placed: float(duration[job]))
         self.running: dict[int, tuple[float, int, list[Placement]]] = {}
+        # Conservative backfilling's plan, kept between decisions: the profile, job -> (reserved start s,
+        # reservation order, placements), the active nodes it was planned for.
+        self._profile: ReservationProfile | None = None
+        self._reserved: dict[int, tuple[float, int, list[Placement]]] = {}
+        self._nb_reserved = 0
+        self._active: np.ndarray | None = None
         self._started = 0
         self.rng = rng
         self.cluster = cluster
@@ -245,6 +262,11 @@ class GpuManager:
             ``(job, placements)`` of every job started, in start order; they leave the queue. The caller
             starts them and tells :meth:`started`.
         """
+        if self.strategy == "conservative_backfilling":
+            started = self._conservative(now)
+            taken = {job for job, _ in started}
+            self.queue = sorted(job for job in self.queue if job not in taken)
+            return started
         started: list[tuple[int, list[Placement]]] = []
         failed: set[tuple] = set()
         waiting: list[int] = []
@@ -260,10 +282,8 @@ class GpuManager:
                 waiting.append(job)
             else:
                 started.append((job, placed))
-        backfill = {"easy_backfilling": self._backfill, "conservative_backfilling": self._conservative}.get(
-            self.strategy)
-        if backfill is not None and len(waiting) >= 2:
-            started += backfill(waiting, started, now)
+        if self.strategy == "easy_backfilling" and len(waiting) >= 2:
+            started += self._backfill(waiting, started, now)
             taken = {job for job, _ in started}
             waiting = [job for job in waiting if job not in taken]
         self.queue = sorted(waiting)
@@ -321,26 +341,44 @@ class GpuManager:
             refused.clear()
         return backfilled
 
-    def _conservative(self, waiting: list[int], starting: list[tuple[int, list[Placement]]],
-                      now: float) -> list[tuple[int, list[Placement]]]:
-        """Conservative backfilling behind blocked head ``waiting[0]`` (see the module docstring).
+    def _conservative(self, now: float) -> list[tuple[int, list[Placement]]]:
+        """Conservative backfilling's decision (see the module docstring).
 
-        Args:
-            waiting: Queued jobs that did not start, in the decision's order; the first is the head.
-            starting: Jobs this decision starts already (head of line), with their placements.
-            now: The decision's time in seconds.
+        The reservation profile and every queued job's reservation are kept from one decision to the next:
+        with exact estimates (a GPU replay's) they stay valid, so a decision starts the jobs whose
+        reservation has come, on the resources reserved for them, and reserves the jobs queued since. They
+        are planned anew, in the decision's order, at the first decision, when the active nodes changed, or
+        when a running job is past its estimated end or a due job no longer fits (estimates were wrong).
 
         Returns:
-            ``(job, placements)`` of the jobs whose reservation is now, in start order.
+            ``(job, placements)`` of the jobs that start now, in start order.
         """
-        ends = [(end, placed) for end, _, placed in self.running.values()]
-        ends += [(now + self.estimate(job, placed), placed) for job, placed in starting]
-        profile = ReservationProfile(self.state, now, ends)
+        active = self.state.active
+        due = sorted((t, seq, job) for job, (t, seq, _) in self._reserved.items() if t <= now)
+        moved = (active is None) != (self._active is None) or (active is not None
+                                                                and not np.array_equal(active, self._active))
+        stale = (self._profile is None or moved or any(end < now for end, _, _ in self.running.values())
+                 or not all(_fits_now(self.state, self._reserved[job][2]) for _, _, job in due))
+        if stale:
+            self._profile = ReservationProfile(self.state, now, [(end, placed)
+                                                                 for end, _, placed in self.running.values()])
+            self._reserved, due = {}, []
+        else:
+            self._profile.forget_before(now)
+        self._active = None if active is None else active.copy()
+        profile = self._profile
         started: list[tuple[int, list[Placement]]] = []
+        for _, _, job in due:
+            placed = self._reserved.pop(job)[2]
+            for p in placed:
+                self.state.place(p.node, p.gpus, p.pod)
+            started.append((job, placed))
         # The profile only loses resources as reservations are added: a shape that did not fit at a time
         # before ``floor[shape]`` still does not.
         floor: dict[tuple, float] = {}
-        for job in waiting:
+        for job in self.ordered_queue():
+            if job in self._reserved or any(job == j for j, _ in started):
+                continue
             shape, chunks = self.shapes[job], self.chunks[job]
             fitted = False
             for k in profile.candidates(chunks[0], floor.get(shape, now)):
@@ -358,6 +396,9 @@ class GpuManager:
                 profile.reserve(k, end, placed)
                 if k == 0:
                     started.append((job, placed))
+                else:
+                    self._reserved[job] = (profile.times[k], self._nb_reserved, placed)
+                    self._nb_reserved += 1
                 break
         return started
 

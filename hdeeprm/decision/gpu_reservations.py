@@ -48,12 +48,26 @@ class ReservationProfile:
         for end, placed in sorted(ends, key=lambda e: max(e[0], now)):
             end = max(end, now)
             if end != self.times[-1]:
+                row = self._copy_row(self.rows[-1])
                 self.times.append(end)
-                self.rows.append(self._copy_row(self.rows[-1]))
+                self.rows.append(row)
             self._take(self.rows[-1:], placed, -1)
+
+    def forget_before(self, now: float) -> None:
+        """Drop the instants before ``now``: the one holding ``now`` becomes the first, at ``now``."""
+        keep = bisect.bisect_right(self.times, now) - 1
+        if keep > 0:
+            del self.times[:keep], self.rows[:keep]
+        self.times[0] = now
 
     def _copy_row(self, source: int) -> int:
         """A new buffer row holding a copy of row ``source``; returns its index."""
+        if self.used == len(self.cpu) and 2 * len(self.rows) <= self.used:   # reuse the rows forgotten
+            live = np.array(self.rows)
+            n = len(live)
+            self.cpu[:n], self.memory[:n], self.gpu[:n] = self.cpu[live], self.memory[live], self.gpu[live]
+            source = self.rows.index(source)
+            self.rows, self.used = list(range(n)), n
         if self.used == len(self.cpu):
             grow = len(self.cpu)
             self.cpu = np.concatenate([self.cpu, np.empty_like(self.cpu[:grow])])
@@ -151,6 +165,7 @@ class ReservationProfile:
         """Take ``placed`` from ``times[position]`` up to ``end`` (an instant added at ``end`` when new)."""
         after = bisect.bisect_left(self.times, end)
         if after == len(self.times) or self.times[after] != end:
+            row = self._copy_row(self.rows[after - 1])   # may renumber the rows: before inserting
             self.times.insert(after, end)
-            self.rows.insert(after, self._copy_row(self.rows[after - 1]))
+            self.rows.insert(after, row)
         self._take(self.rows[position:after], placed)

@@ -21,6 +21,8 @@ The other modules:
   on a :class:`GpuCluster`.
 * :mod:`~hdeeprm.run.pool`: Worker processes for ``hdeeprm-evaluate -j`` and ``hdeeprm-sweep -j``, stopped
   cleanly by Ctrl-C.
+* :mod:`~hdeeprm.run.session`: The session contract: advance -> decide -> apply -> reward, over a read-only
+  view (``Episode`` and ``GpuReplay`` implement it; ``drive`` is the plain loop).
 * :mod:`~hdeeprm.run.rlscheduler`: RLScheduler's evaluation protocol: its replay of a window, its metrics, its
   table.
 * :mod:`~hdeeprm.run.sweep`: What ``hdeeprm-sweep`` does, as a library: a grid of ``hdeeprm-launch`` runs and
