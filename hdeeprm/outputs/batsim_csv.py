@@ -35,7 +35,8 @@ import numpy as np
 
 from hdeeprm.simulation.energy import host_runs
 from hdeeprm.simulation.engine import SimulationResult
-from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, consumed_joules, job_slowdown, slowdown
+from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, job_slowdown, slowdown
+from hdeeprm.simulation.kernel import consumed_joules
 from hdeeprm.workload.model import Job, JobState
 
 #: Version string written in ``batsim_version``: the Batsim output format these files follow.
@@ -171,7 +172,7 @@ def schedule_totals(result: SimulationResult) -> dict[str, object]:
     """Compute the totals of ``out_schedule.csv`` (Batsim 4.2.1 definitions, :func:`batsim_totals`).
 
     The machines are the hosts (each host's busy time and last job end as the engine kept them);
-    ``consumed_joules`` = :func:`~hdeeprm.outputs.metrics.consumed_joules` (0 without energy).
+    ``consumed_joules`` = :func:`~hdeeprm.simulation.kernel.consumed_joules` (0 without energy).
 
     Args:
         result: The simulation result.

@@ -81,21 +81,6 @@ def bounded_slowdown(turnaround: np.ndarray, runtime: np.ndarray, tau: float = B
     return np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
 
 
-def consumed_joules(first_submission_energy: float, last_completion_energy: float) -> float:
-    """Energy of a run: cumulated platform energy at the last job end minus at the first submission.
-
-    Args:
-        first_submission_energy: Joules consumed since t = 0 when the first job was submitted.
-        last_completion_energy: Joules consumed since t = 0 when the last job ended (NaN when
-            no job ran).
-
-    Returns:
-        Joules; 0.0 when no job ran (Batsim's ``consumed_joules``).
-    """
-    value = last_completion_energy - first_submission_energy
-    return float(value) if value == value else 0.0
-
-
 def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray, finish: np.ndarray,
               nb_cores: int, energy: float) -> dict[str, float | int]:
     """Compute the metrics summary of one simulation.
@@ -107,7 +92,7 @@ def summarize(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray
         finish: End time of each job in seconds, float64, shape (nb_jobs,), NaN if it never ran.
         nb_cores: Cores of the platform (P).
         energy: Energy consumed by the platform between the first submission and the last
-            job end, joules (:func:`consumed_joules`).
+            job end, joules (:func:`~hdeeprm.simulation.kernel.consumed_joules`).
 
     Returns:
         A flat dict: ``nb_jobs``, ``nb_completed``, ``nb_killed``, ``nb_rejected``, and

@@ -24,14 +24,14 @@ from hdeeprm.decision.gpu_binding import DEFAULT_BINDING_PLACEMENT, GpuBinder
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.strategies import StartStrategy, make_start_strategy
 from hdeeprm.decision.view import StateView
-from hdeeprm.outputs.metrics import consumed_joules, summarize
+from hdeeprm.outputs.metrics import summarize
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.simulation.engine import Engine, SimulationResult
 from hdeeprm.simulation.gpu_model import GpuDemand, GpuModel, GpuSpeedModel
-from hdeeprm.simulation.kernel import DEFAULT_CLOCK
+from hdeeprm.simulation.kernel import DEFAULT_CLOCK, consumed_joules
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Workload
 

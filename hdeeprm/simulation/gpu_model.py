@@ -28,7 +28,8 @@ factor is fixed when the job starts (no re-timing when neighbours come and go).
 for a warehouse-sized computer", ISCA 2007, applied per GPU): every GPU draws ``idle + (tdp - idle) x u``, ``u`` its
 utilisation, taken as the share of it allocated to running jobs (a job uses what it holds). The
 integral runs from the first submission to the last completion, as Batsim's ``consumed_joules``
-(:func:`~hdeeprm.outputs.metrics.consumed_joules`). A job's own energy is ``tdp x share x time``
+(the kernel's :class:`~hdeeprm.simulation.kernel.EnergyWindow`, which the CPU model reads its
+energy over too). A job's own energy is ``tdp x share x time``
 summed over its GPUs (its dynamic power plus its share of the idle power). GPU types with no
 published rate or power (openb's undisclosed ``G2``, ``G3``) take those of a **stand-in** type,
 the reference type unless the run names another; the result lists the substitutions.
@@ -44,6 +45,7 @@ import numpy as np
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_types import GpuType, load_gpu_library
 from hdeeprm.platform.openb import MILLI, GpuCluster
+from hdeeprm.simulation.kernel import EnergyWindow
 from hdeeprm.simulation.results import GpuTimeline, GpuUsage
 from hdeeprm.workload.gpu_jobs import GpuJobs
 
@@ -165,7 +167,8 @@ class GpuModel:
         busy: Jobs on each GPU, int64 (N, max GPUs per node).
         now: Time the energy is integrated up to, in seconds (None before the first event).
         energy: GPU joules from the first event up to :attr:`now`.
-        spent: GPU joules up to the last job end (Batsim's window: first submission to last completion).
+        window: The energy window (:class:`~hdeeprm.simulation.kernel.EnergyWindow`): GPU joules at the first
+            submission and at the last job end.
 
     Raises:
         OptionsError: See :func:`type_factors`; a slowdown factor below 1.
@@ -189,12 +192,13 @@ class GpuModel:
         self.placements: list[Sequence[GpuShare]] = [()] * n
         self.now: float | None = None
         self.energy = 0.0
-        self.spent = 0.0
+        self.window = EnergyWindow()
 
     def advance(self, t: float) -> None:
         """Move the clock to ``t`` (>= :attr:`now`), integrating the GPU power since :attr:`now`."""
-        if self.now is None:
+        if self.now is None:   # the first instant: the first submission, when the energy window opens
             self.now = t
+            self.window.open(self.energy)
             return
         self.energy += (self.idle_power + self.dynamic) * (t - self.now)
         self.now = t
@@ -247,7 +251,7 @@ class GpuModel:
                 self.held[model[p.node]] -= p.gpu_milli * len(p.gpus)
                 self.busy[p.node, p.gpus] -= 1
             self.refresh()
-        self.spent = self.energy
+        self.window.close(self.energy)
 
     def usage(self, timeline: GpuTimeline | None = None) -> GpuUsage:
         """This model's part of the run result (:class:`~hdeeprm.simulation.results.GpuUsage`), copied.
@@ -260,6 +264,11 @@ class GpuModel:
         return GpuUsage(cluster=cluster, jobs=self.jobs, config=self.config, placements=list(self.placements),
                         speed=self.speed.copy(), job_energy=self.job_energy.copy(), energy=float(self.spent),
                         stand_ins=dict(self.stand_ins), gpu_offset=offset, timeline=timeline)
+
+    @property
+    def spent(self) -> float:
+        """GPU joules from the first submission to the last job end so far (the energy window's)."""
+        return self.window.joules
 
     def refresh(self) -> None:
         """Recompute the dynamic GPU power from the allocated shares (after starts and ends)."""

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from hdeeprm.errors import SimulationError
 from hdeeprm.workload.model import Workload
 
-__all__ = ["EventKernel", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION", "PRIORITY_CALL", "CLOCKS",
+__all__ = ["EventKernel", "EnergyWindow", "consumed_joules", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION",
+           "PRIORITY_CALL", "CLOCKS",
            "DEFAULT_CLOCK", "protocol_time", "decision_time", "warn_split_risks"]
 
 #: The clock models (module docstring): ``"exact"`` decides at the exact instant of a batch; ``"batsim"`` at
@@ -70,6 +71,56 @@ def decision_time(t: float) -> float:
     """
     stamp = protocol_time(t)
     return stamp if stamp > t else t
+
+def consumed_joules(first_submission_energy: float, last_completion_energy: float) -> float:
+    """Energy of a run: cumulated energy at the last job end minus at the first submission.
+
+    Batsim 4.2.1's ``consumed_joules`` of ``out_schedule.csv`` (src/export.cpp), for the hosts' energy
+    and, with the same window, for the GPUs'.
+
+    Args:
+        first_submission_energy: Joules consumed since t = 0 when the first job was submitted.
+        last_completion_energy: Joules consumed since t = 0 when the last job ended (NaN when
+            no job ran).
+
+    Returns:
+        Joules; 0.0 when no job ran.
+    """
+    value = last_completion_energy - first_submission_energy
+    return float(value) if value == value else 0.0
+
+
+class EnergyWindow:
+    """The window every energy meter of a run is read over: from the first submission to the last job end.
+
+    A resource model that meters energy (the CPU model's ``EnergyAccount``, the GPU model) keeps one and
+    the kernel's life cycle feeds it: :meth:`open` with the meter's cumulated joules when the first jobs are
+    submitted, :meth:`close` with them at every job end.
+
+    Attributes:
+        first: Cumulated joules at the first submission (NaN before it).
+        last: Cumulated joules at the last job end so far (NaN before the first end).
+    """
+
+    __slots__ = ("first", "last")
+
+    def __init__(self) -> None:
+        self.first = math.nan
+        self.last = math.nan
+
+    def open(self, joules: float) -> None:
+        """The first jobs are submitted: the meter had consumed ``joules`` then."""
+        self.first = joules
+
+    def close(self, joules: float) -> None:
+        """A job ends: the meter has consumed ``joules`` so far."""
+        self.last = joules
+
+    @property
+    def joules(self) -> float:
+        """Joules consumed in the window (:func:`consumed_joules`; 0.0 before any job ended)."""
+        return consumed_joules(self.first, self.last)
+
 
 #: Same-instant order of JOB_SUBMITTED events: first in a batch, ordered by the string
 #: ``workload!id`` (docs/engine.rst, "Same-instant event order"). Submissions are a sorted
