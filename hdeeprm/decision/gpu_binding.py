@@ -14,6 +14,11 @@ Kubernetes pod's: the decision takes the steps of the Kubernetes scheduler frame
    included); when it cannot (memory), the node is filtered out and the next best is tried; the GPUs are
    bound with the cores, and both are released together when the job ends.
 
+A job asking for more whole GPUs than the largest node holds is a **gang** (:meth:`GpuBinder.parts`): parts of
+that many GPUs, its cores split in proportion, each part filtered, scored and bound in turn on another node,
+rolled back all together when one part fits nowhere (the GPU replay's spread jobs,
+:mod:`hdeeprm.decision.gpu_manager`).
+
 A job that asks for no GPU never comes here: its cores are chosen as on a CPU-only platform (on any node),
 only the free-core counts of the GPU state follow it.
 """
@@ -24,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hdeeprm.decision.contention import ResourceState
-from hdeeprm.decision.gpu_manager import Placement
+from hdeeprm.decision.gpu_manager import Placement, fit_together, split_in_proportion
 from hdeeprm.decision.gpu_placement import PlacementPolicy, PlacementState, PodRequest, placement_policy, select_node
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
@@ -76,21 +81,41 @@ class GpuBinder:
         self.rank = self.rng.permutation(cluster.nb_nodes)
         self.state = PlacementState(cluster)
         self._empty = PlacementState(cluster)   # the platform with nothing running (never changed)
-        self.held: dict[int, Placement] = {}
-        self._pending: dict[int, Placement] = {}
+        self.held: dict[int, list[Placement]] = {}
+        self._pending: dict[int, list[Placement]] = {}
+        self._widest = int(cluster.gpu_count.max(initial=0))
         self._any_model = np.ones(len(cluster.models) + 1, dtype=bool)
 
     def pod(self, job: Job) -> PodRequest:
         """The node-level request of ``job``: its cores (thousandths) and its GPUs, any GPU model."""
         return PodRequest(job.res * MILLI, 0, job.num_gpu, job.gpu_milli, self._any_model)
 
+    def parts(self, job: Job) -> list[tuple[int, PodRequest]]:
+        """``(cores, request)`` of each node-level part of ``job``: one, or a gang of several.
+
+        A job asking for more whole GPUs than the largest node holds is spread over nodes as in a GPU replay
+        (:mod:`hdeeprm.decision.gpu_manager`): parts of that many whole GPUs plus the remainder, its cores split
+        in proportion (the remainder on the first part).
+        """
+        num, widest = job.num_gpu, self._widest
+        if num <= widest or job.gpu_milli < MILLI:
+            return [(job.res, self.pod(job))]
+        sizes = [widest] * (num // widest) + ([num % widest] if num % widest else [])
+        return [(cores, PodRequest(cores * MILLI, 0, size, MILLI, self._any_model))
+                for cores, size in zip(split_in_proportion(job.res, sizes, num), sizes)]
+
     def never_fits(self, job: Job) -> str | None:
-        """Why ``job``'s cores and GPUs fit no node even when the platform is empty, or None."""
+        """Why ``job``'s cores and GPUs fit no node (or, for a gang, no set of nodes) of the empty platform, or None."""
         if not job.num_gpu:
             return None
-        if len(self._empty.fitting_nodes(self.pod(job))) == 0:
+        parts = self.parts(job)
+        if len(parts) == 1 and len(self._empty.fitting_nodes(parts[0][1])) == 0:
             return (f"requests {job.res} cores and {job.num_gpu} x {job.gpu_milli} milli-GPU on one node, no node "
                     "has them")
+        if len(parts) > 1 and not fit_together(self._empty.free_copy(), [pod for _, pod in parts]):
+            return (f"requests {job.num_gpu} whole GPUs spread over {len(parts)} nodes "
+                    f"({'+'.join(str(pod.num_gpu) for _, pod in parts)} GPUs with {job.res} cores in proportion); "
+                    "the platform's nodes cannot hold them together")
         return None
 
     def fits_now(self, job: Job, resources: ResourceState) -> bool:
@@ -106,59 +131,95 @@ class GpuBinder:
             free: Free cores, bool (nb_cores,).
             mem: Free memory per node in MB, float (nb_nodes,), or None when the job asks for none.
         """
-        nodes = state.fitting_nodes(self.pod(job))
-        if mem is None or len(nodes) == 0:
-            return len(nodes) > 0
-        free_cores = np.bincount(self.core_node[free], minlength=self.cluster.nb_nodes)[nodes]
-        return bool((np.minimum(np.floor(mem[nodes] / job.mem), free_cores) >= job.res).any())
+        parts = self.parts(job)
+        if len(parts) == 1:
+            nodes = state.fitting_nodes(parts[0][1])
+            if mem is None or len(nodes) == 0:
+                return len(nodes) > 0
+            free_cores = np.bincount(self.core_node[free], minlength=self.cluster.nb_nodes)[nodes]
+            return bool((np.minimum(np.floor(mem[nodes] / job.mem), free_cores) >= job.res).any())
+        # A gang: each part on the fitting node with the fewest free GPUs (memory permitting), all at once.
+        room = np.bincount(self.core_node[free], minlength=self.cluster.nb_nodes)
+        if mem is not None:
+            room = np.minimum(np.floor(mem / job.mem), room)
+        taken: list[tuple[int, np.ndarray, PodRequest]] = []
+        for cores, pod in parts:
+            nodes = state.fitting_nodes(pod)
+            nodes = nodes[room[nodes] >= cores]
+            if len(nodes) == 0:
+                break
+            node = int(nodes[np.argmin(state.total_left[nodes])])
+            gpus = state.choose_gpus(node, pod, "best", None)
+            state.place(node, gpus, pod)
+            room[node] -= cores
+            taken.append((node, gpus, pod))
+        for node, gpus, pod in reversed(taken):
+            state.release(node, gpus, pod)
+        return len(taken) == len(parts)
 
     def what_if(self) -> PlacementState:
         """A copy of the GPU state to release and take resources in (backfilling's reservations)."""
         return self.state.free_copy()
 
-    def pending(self, job: Job) -> Placement | None:
-        """The GPUs :meth:`choose` picked for ``job`` last (before it is bound), or None."""
+    def pending(self, job: Job) -> list[Placement] | None:
+        """The GPUs :meth:`choose` picked for ``job`` last (before it is bound), one placement per part, or None."""
         return self._pending.get(job.index)
 
-    def move(self, state: PlacementState, job: Job, cores: np.ndarray, share: Placement | None, sign: int) -> None:
+    def move(self, state: PlacementState, job: Job, cores: np.ndarray, share: list[Placement] | None,
+             sign: int) -> None:
         """Take (``sign`` = -1) or give back (+1) ``job``'s cores and GPUs ``share`` in what-if ``state``."""
         state.cpu_left += sign * np.bincount(self.core_node[np.asarray(cores, dtype=np.int64)],
                                              minlength=self.cluster.nb_nodes) * MILLI
-        if share is not None:
-            (state.release if sign > 0 else state.place)(share.node, share.gpus, share.pod)
+        for p in share or ():
+            (state.release if sign > 0 else state.place)(p.node, p.gpus, p.pod)
 
-    def choose(self, job: Job, select_cores: Callable[[np.ndarray], np.ndarray | None]
+    def choose(self, job: Job, select_cores: Callable[[np.ndarray, int], np.ndarray | None]
                ) -> np.ndarray | None:
-        """Cores for ``job`` on the best node where its GPUs fit now, or None (nothing changes).
+        """Cores for ``job`` where its GPUs fit now, part by part (all or nothing), or None (nothing changes).
+
+        Each part goes on the best-scored node where its GPUs and cores fit; when the decision's core selection
+        cannot take the part's cores there (memory), the node is filtered out and the next best is tried.
 
         Args:
             job: A queued job with ``num_gpu`` > 0.
-            select_cores: The decision's core selection restricted to the cores of a mask, bool (nb_cores,).
+            select_cores: The decision's core selection: (mask of the cores it may take, bool (nb_cores,), how
+                many) -> core ids, or None.
 
         Returns:
-            Core ids, int64 (job.res,), all on one node; its GPUs are kept for :meth:`take_cores`.
+            Core ids, int64 (job.res,), each part's on its node; its GPUs are kept for :meth:`take_cores`.
         """
-        pod, state = self.pod(job), self.state
+        state = self.state
         active = state.active
-        excluded = np.ones(self.cluster.nb_nodes, dtype=bool) if active is None else active.copy()
+        chosen: list[tuple[np.ndarray, Placement, PodRequest]] = []
         try:
-            while True:
-                state.active = excluded
-                chosen = select_node(state, pod, self.policy, self.rank, self.rng)
-                if chosen is None:
-                    return None
-                node, gpus = chosen
-                cores = select_cores(self.core_node == node)
-                if cores is not None:   # the cores are counted by take_cores: the GPU part alone is placed
-                    self._pending[job.index] = Placement(node, gpus, PodRequest(0, 0, pod.num_gpu, pod.gpu_milli,
-                                                                                pod.allowed))
-                    return cores
-                excluded = excluded.copy()
-                excluded[node] = False   # its memory cannot hold the job's cores: filter it out, score again
+            for count, pod in self.parts(job):
+                excluded = np.ones(self.cluster.nb_nodes, dtype=bool) if active is None else active.copy()
+                while True:
+                    state.active = excluded
+                    picked = select_node(state, pod, self.policy, self.rank, self.rng)
+                    if picked is None:
+                        return None
+                    node, gpus = picked
+                    mask = self.core_node == node
+                    for cores, _, _ in chosen:   # the cores an earlier part of the gang took
+                        mask[cores] = False
+                    cores = select_cores(mask, count) if count else np.empty(0, dtype=np.int64)
+                    if cores is not None:
+                        break
+                    excluded = excluded.copy()
+                    excluded[node] = False   # its memory cannot hold the part's cores: filter it out, score again
+                state.active = active
+                state.place(node, gpus, pod)   # held while the next parts are placed
+                gpu_part = PodRequest(0, 0, pod.num_gpu, pod.gpu_milli, pod.allowed)   # cores: take_cores counts them
+                chosen.append((np.asarray(cores, dtype=np.int64), Placement(node, gpus, gpu_part), pod))
         finally:
             state.active = active
+            for _, placed, pod in reversed(chosen):
+                state.release(placed.node, placed.gpus, pod)
+        self._pending[job.index] = [placed for _, placed, _ in chosen]
+        return np.concatenate([cores for cores, _, _ in chosen])
 
-    def take_cores(self, job: Job, cores: np.ndarray) -> Placement | None:
+    def take_cores(self, job: Job, cores: np.ndarray) -> list[Placement] | None:
         """Bind what ``job`` starts on: its cores (in the free-core counts) and the GPUs chosen for it, if any."""
         share = self._pending.pop(job.index, None)
         self.move(self.state, job, cores, share, -1)

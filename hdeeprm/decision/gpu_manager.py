@@ -102,14 +102,14 @@ class Placement:
         return self.pod.gpu_milli
 
 
-def _split(total: int, parts: list[int], whole: int) -> list[int]:
+def split_in_proportion(total: int, parts: list[int], whole: int) -> list[int]:
     """``total`` split in proportion to ``parts`` (which sum to ``whole``), the remainder on the first part."""
     shares = [total * p // whole for p in parts]
     shares[0] += total - sum(shares)
     return shares
 
 
-def _fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
+def fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
     """Whether the parts of a job fit the cluster state ``empty`` at once (left as it was).
 
     Each part goes on the fitting node with the fewest free GPUs, largest part first.
@@ -218,10 +218,11 @@ class GpuManager:
             if num > widest:
                 parts = [widest] * (num // widest) + ([num % widest] if num % widest else [])
                 pods = [PodRequest(c, m, p, MILLI, allowed)
-                        for c, m, p in zip(_split(cpu, parts, num), _split(memory, parts, num), parts)]
+                        for c, m, p in zip(split_in_proportion(cpu, parts, num),
+                                           split_in_proportion(memory, parts, num), parts)]
                 if any(len(empty.fitting_nodes(p)) == 0 for p in pods):
                     return [], f"a part of {parts[0]} GPUs of this spread job fits no node (CPU or memory)"
-                if not _fit_together(empty, pods):
+                if not fit_together(empty, pods):
                     return [], (f"its parts ({'+'.join(map(str, parts))} GPUs) do not fit the empty cluster together "
                                 "(too few nodes with that many GPUs, CPU and memory)")
                 return pods, None
@@ -330,7 +331,7 @@ class GpuManager:
             if now + self.estimate(job, placed) > shadow:   # it still runs at the shadow time: does the head fit?
                 for p in placed:
                     then.place(p.node, p.gpus, p.pod)
-                if not _fit_together(then, head):
+                if not fit_together(then, head):
                     for p in reversed(placed):
                         then.release(p.node, p.gpus, p.pod)
                         self.state.release(p.node, p.gpus, p.pod)
@@ -417,7 +418,7 @@ class GpuManager:
                 break
             for p in placed:
                 then.release(p.node, p.gpus, p.pod)
-            if shadow == np.inf and _fit_together(then, head):
+            if shadow == np.inf and fit_together(then, head):
                 shadow = end
         return (shadow, then) if shadow < np.inf else (shadow, None)
 

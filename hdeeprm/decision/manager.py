@@ -26,6 +26,8 @@ Decision rules (the original HDeepRM's, Herrera et al. 2019; ``docs/model.rst``,
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import operator
 from collections.abc import Sequence
 
@@ -261,7 +263,8 @@ class WorkloadManager:
         """:attr:`select` on a GPU platform: a job asking for GPUs gets a node's cores and GPUs."""
         if not job.num_gpu:
             return self.selector.select(job, core_policy, within)
-        return self.gpus.choose(job, lambda node_cores: self.selector.select(job, core_policy, node_cores))
+        return self.gpus.choose(job, lambda cores, count: self.selector.select(
+            job if count == job.res else replace(job, res=count), core_policy, cores))   # a gang part: its cores
 
     def _launch(self, job: Job, cores: np.ndarray) -> None:
         """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB."""
@@ -269,7 +272,7 @@ class WorkloadManager:
         if self.gpus is not None:
             share = self.gpus.take_cores(job, cores)
             if share is not None:
-                self.sim.execute_job(job, cores.tolist(), gpus=[share])
+                self.sim.execute_job(job, cores.tolist(), gpus=share)
                 self.running[job.index] = (job, cores)
                 return
         # The embedded engine takes the array as it is (cheaper to check than a list).

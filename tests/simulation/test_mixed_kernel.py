@@ -105,4 +105,35 @@ def test_a_job_asking_for_more_gpus_than_any_node_is_rejected_with_its_reason(pl
     while episode.advance():
         episode.apply(0)
     assert [reason for _, reason in episode.manager.rejected] == [
-        "requests 2 cores and 3 x 1000 milli-GPU on one node, no node has them"]
+        "requests 3 whole GPUs spread over 2 nodes (2+1 GPUs with 2 cores in proportion); the platform's nodes cannot "
+        "hold them together"]
+
+
+def test_a_gang_job_spreads_over_two_gpu_nodes_and_keeps_its_reservation(tmp_path):
+    # Two Dell R740 2xV100 nodes (cores 0-39 and 40-79, 2 GPUs each), GPUs placed first_fit, EASY, FCFS.
+    # S (1 core, 1 GPU, 100 s) at 0 s: node 0, core 0, GPU 0.
+    # G (4 cores, 4 GPUs, 50 s) at 10 s: more GPUs than a node has, a gang of 2 + 2 GPUs with 2 + 2 cores. Node 0
+    #   has one GPU left: G waits; its reservation is S's end (100 s), when both nodes are whole again.
+    # T (1 core, 1 GPU, 200 s) at 20 s would hold a GPU past 100 s, so G could not start then: it waits.
+    # U (1 core, 1 GPU, 60 s) at 30 s ends at 90 s, before the reservation: it backfills on node 0 (core 1, GPU 1).
+    # 100 s: G starts, part 1 on node 0 (cores 0, 1, GPUs 0, 1), part 2 on node 1 (cores 40, 41, GPUs 0, 1).
+    # 150 s: G ends; T starts on node 0 (core 0, GPU 0).
+    path = tmp_path / "two_gpu_nodes.json"
+    path.write_text(json.dumps({
+        "clusters": [{"id": "gpus", "nodes": [{"type": "Dell R740 2xV100", "number": 2}],
+                      "local_links": {"type": "InfiniBand QDR", "latency": "0us"}}],
+        "global_links": {"type": "InfiniBand QDR", "latency": "0us"}}))
+    rows = [("S", 0, 1, 100, 1), ("G", 10, 4, 50, 4), ("T", 20, 1, 200, 1), ("U", 30, 1, 60, 1)]
+    jobs = Workload([Job(i, name, float(t), res, -1.0, Profile(f"p{i}", DELAY, float(run)), requested_time=float(run),
+                         num_gpu=num, gpu_milli=1000) for i, (name, t, res, run, num) in enumerate(rows)])
+    episode = Episode(load_platform(path), jobs, actions=[action_index("first", "high_gflops")],
+                      strategy=make_start_strategy("easy_backfilling"), gpus=load_gpu_cluster(path),
+                      gpu_placement="first_fit", gpu_speed=GpuSpeedModel(reference_type="V100 PCIe 32GB"))
+    while episode.advance():
+        episode.apply(0)
+    result = episode.result()
+    assert result.start_time.tolist() == [0.0, 100.0, 150.0, 30.0]
+    assert result.finish_time.tolist() == [100.0, 150.0, 350.0, 90.0]
+    assert [list(a) for a in result.allocation] == [[0], [0, 1, 40, 41], [0], [1]]
+    assert [(p.node, p.gpus.tolist()) for p in result.gpu.placements[1]] == [(0, [0, 1]), (1, [0, 1])]
+    assert result.gpu.speed[1] == 1.0   # no spread penalty unless the run sets one
