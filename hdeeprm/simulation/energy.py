@@ -20,11 +20,12 @@ job life cycle (it holds None when built with ``energy=False``); the account nev
 """
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
 
 import numpy as np
+
+from hdeeprm.simulation.kernel import EnergyWindow
 
 #: Rows of the engine's current-pstate table ``cur`` (shape (3, nb_hosts)): speed in FLOP/s,
 #: Idle wattage in W, AllCores (computing) wattage in W of each host's current pstate.
@@ -105,8 +106,9 @@ class EnergyAccount:
         computing: Whether a ``parallel_homogeneous`` job computes on each host, bool (nb_hosts,).
         job_energy: Energy (J) of each job's hosts from its start to its end, float64 (nb_jobs,),
             NaN until the job ends.
-        first_submission_energy: Platform energy (J) at the first submission, NaN before.
-        last_completion_energy: Platform energy (J) at the last job end, NaN before.
+        window: The energy window (:class:`~hdeeprm.simulation.kernel.EnergyWindow`): platform energy (J) at
+            the first submission and at the last job end (NaN before them), read as
+            :attr:`first_submission_energy` and :attr:`last_completion_energy`.
     """
 
     def __init__(self, cur: np.ndarray, nb_jobs: int) -> None:
@@ -117,8 +119,7 @@ class EnergyAccount:
         self.wattmin = self.power
         self.computing = np.zeros(len(cur[IDLE]), dtype=bool)
         self.job_energy = np.full(nb_jobs, np.nan)
-        self.first_submission_energy = math.nan
-        self.last_completion_energy = math.nan
+        self.window = EnergyWindow()
         # A running job's hosts: _job_e (J) up to _job_t (s), drawing _job_power (W); _job_idle
         # = their Idle wattage (W), what they fall back to when the job ends.
         self._job_e = [0.0] * nb_jobs
@@ -127,6 +128,16 @@ class EnergyAccount:
         self._job_idle = [0.0] * nb_jobs
         self._d_idle = 0.0   # platform Idle change of the pstate switch under way (W)
         self._d_power = 0.0  # computing-host correction of that switch (W)
+
+    @property
+    def first_submission_energy(self) -> float:
+        """Platform energy (J) at the first submission, NaN before it."""
+        return self.window.first
+
+    @property
+    def last_completion_energy(self) -> float:
+        """Platform energy (J) at the last job end so far, NaN before the first."""
+        return self.window.last
 
     def energy(self, now: float) -> float:
         """Energy consumed by all compute hosts from t = 0 to ``now``.
@@ -155,7 +166,7 @@ class EnergyAccount:
         Args:
             now: Time of the first submission in seconds.
         """
-        self.first_submission_energy = self.offset + self.power * now
+        self.window.open(self.offset + self.power * now)
 
     def delay_started(self, i: int, idx: Sequence[int], now: float) -> None:
         """A ``delay`` job starts: its hosts keep drawing their Idle wattage.
@@ -222,7 +233,7 @@ class EnergyAccount:
             delta = self._job_idle[i] - self._job_power[i]
             self.offset -= delta * now
             self.power += delta
-        self.last_completion_energy = self.offset + self.power * now
+        self.window.close(self.offset + self.power * now)
 
     def switch_hosts(self, idx: Sequence[int], new_idle: Sequence[float]) -> None:
         """Hosts ``idx`` are about to switch pstate (call before the engine updates ``cur``).

@@ -244,8 +244,8 @@ class Engine(EventKernel):
         ptr, times = self._sub_ptr, self._sub_times
         if ptr < len(times) and times[ptr] == t:
             due = self._pop_submissions(t)
-            if self._sub_ptr == len(due) and self._account is not None:
-                self._account.first_submission(t)
+            if self._sub_ptr == len(due):   # the first submissions: the energy windows open
+                self._open_energy_windows(t)
             for i in due:
                 state[i] = _SUBMITTED
             submitted = [jobs[i] for i in due]

@@ -196,12 +196,15 @@ class GpuModel:
 
     def advance(self, t: float) -> None:
         """Move the clock to ``t`` (>= :attr:`now`), integrating the GPU power since :attr:`now`."""
-        if self.now is None:   # the first instant: the first submission, when the energy window opens
+        if self.now is None:
             self.now = t
-            self.window.open(self.energy)
             return
         self.energy += (self.idle_power + self.dynamic) * (t - self.now)
         self.now = t
+
+    def first_submission(self, t: float) -> None:
+        """The first jobs are submitted at ``t`` (the kernel tells it after :meth:`advance`): the window opens."""
+        self.window.open(self.energy)
 
     def factor(self, job: int, placed: Sequence[GpuShare]) -> float:
         """Run-time factor of ``job`` on ``placed``: the slowest GPU's, times the share and spread penalties.

@@ -165,6 +165,17 @@ class EventKernel:
         SimulationError: An unknown clock name.
     """
 
+    #: The resource models that meter energy, set by the subclass (None when absent): the CPU model's
+    #: ``EnergyAccount`` and the GPU model. Each keeps an :class:`EnergyWindow` the kernel opens.
+    _account = None
+    _gpu = None
+
+    def _open_energy_windows(self, t: float) -> None:
+        """The first jobs are submitted at ``t``: every energy meter's window opens (:class:`EnergyWindow`)."""
+        for meter in (self._account, self._gpu):
+            if meter is not None:
+                meter.first_submission(t)
+
     def __init__(self, workload: Workload, clock: str = DEFAULT_CLOCK) -> None:
         if clock not in CLOCKS:
             raise SimulationError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
