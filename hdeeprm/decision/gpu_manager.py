@@ -358,7 +358,9 @@ class GpuManager:
         due = sorted((t, seq, job) for job, (t, seq, _) in self._reserved.items() if t <= now)
         moved = (active is None) != (self._active is None) or (active is not None
                                                                 and not np.array_equal(active, self._active))
+        queued = set(self.queue)
         stale = (self._profile is None or moved or any(end < now for end, _, _ in self.running.values())
+                 or any(job not in queued for job in self._reserved)   # started by other means (an env's agent)
                  or not all(_fits_now(self.state, self._reserved[job][2]) for _, _, job in due))
         if stale:
             self._profile = ReservationProfile(self.state, now, [(end, placed)
@@ -374,11 +376,12 @@ class GpuManager:
             for p in placed:
                 self.state.place(p.node, p.gpus, p.pod)
             started.append((job, placed))
+        taken = {job for job, _ in started}
         # The profile only loses resources as reservations are added: a shape that did not fit at a time
         # before ``floor[shape]`` still does not.
         floor: dict[tuple, float] = {}
         for job in self.ordered_queue():
-            if job in self._reserved or any(job == j for j, _ in started):
+            if job in self._reserved or job in taken:
                 continue
             shape, chunks = self.shapes[job], self.chunks[job]
             fitted = False
