@@ -1,0 +1,258 @@
+"""HDeepRM against IRMaSim: jobs per second on the first N SDSC-SP2 jobs, FCFS with the fastest resources.
+
+Usage (from the repository root)::
+
+    git clone https://github.com/irmasim/IRMaSim /tmp/irmasim      # their code, never committed
+    python benchmarks/bench_irmasim.py --irmasim /tmp/irmasim [--jobs 5000] [--repeat 1]
+
+What is compared, on one machine, one after the other:
+
+* **The jobs.** HDeepRM converts the first ``--jobs`` usable jobs of
+  ``SDSC-SP2-1998-4.2-cln.swf.gz`` (its SWF rules, ``nb_jobs`` overridden in a copy of
+  ``examples/sdsc_sp2_gaia_first_high_gflops.json``) into ``parallel_homogeneous`` jobs; the
+  *same* converted jobs are written as IRMaSim's workload JSON (:func:`irmasim_workload`): the
+  submission time, ``ntasks`` = the job's cores, ``req_ops`` = the FLOP each core computes
+  (trace run time x the platform's mean core speed, HDeepRM's reference speed), ``req_time`` = the
+  requested time, ``ipc`` 1, ``mem`` and ``mem_vol`` 0.
+* **The platform.** UniLu Gaia (``platforms/gaia.json``: 153 nodes, 342 processors, 2,280 cores),
+  written as an IRMaSim ``modelV1`` platform file (:func:`irmasim_platform`) from HDeepRM's built
+  platform: the same clusters, node types, node order, processors per node and cores per processor;
+  each processor's per-core speed is exact (``clock_rate`` = FLOP/s / 1e9, ``dpflops_per_cycle`` 1).
+  What differs: HDeepRM's jobs carry a memory bandwidth per core (drawn from the options'
+  ``mem_bw_choices``, 4-24 GB/s) and its contention model slows the cores of a processor whose
+  bandwidth is over-used; IRMaSim's jobs get ``mem_vol`` 0 and its memory-contention constants
+  (``b``, ``c``, ``da``..``dd``) are set so that they never act (requested bandwidth 0 < ``c``: speed-up
+  1), though IRMaSim still recomputes every processor's speed-ups at each task start and end. Its
+  power model (``dynamic_power`` per busy core = HDeepRM's per-core TDP share, ``static_power`` and
+  ``min_power`` 0) differs from HDeepRM's pstate energy, so energy figures are not compared.
+* **The policy.** HDeepRM: the ``first-high_gflops`` policy pair (``CLASSIC`` agent): first come,
+  first served, each job on the fastest idle *cores* of the whole platform. IRMaSim: its
+  ``Heuristic`` workload manager with ``job_selection`` ``first`` and ``resource_selection``
+  ``high_gflops``: first come, first served (a queue head that does not fit blocks the queue, as in
+  HDeepRM), each job on the fastest *nodes* with an idle core. IRMaSim places tasks per node: a job of
+  ``ntasks`` tasks asks for ``nodes`` nodes with ``ntasks_per_node`` idle cores each; with the default
+  ``--tasks-per-node 1`` every task goes to its own node (SDSC-SP2 jobs ask for at most 128 cores,
+  Gaia has 153 nodes), the closest IRMaSim's node-level heuristic comes to HDeepRM's core-level one.
+  Start times therefore differ; both run every job once from submission to end.
+  Neither kills a job at its requested time (HDeepRM's ``enforce_walltime`` is off in these options).
+* **What is timed.** Three figures, each one the whole work it names:
+  IRMaSim whole process (``python -c 'from irmasim.cmd import launch; launch()' options.json`` in a
+  fresh interpreter with the checkout on ``PYTHONPATH``: imports, reading its JSON workload and platform,
+  simulation, and its outputs ``irmasim.log``, ``simulation.log`` (one line of statistics at every step),
+  ``jobs.log`` (one line per task) and its printed statistics), and IRMaSim's own "Execution time" line
+  (the same run less interpreter start-up and imports); HDeepRM whole process (``python -m
+  hdeeprm.cli.launch OPTIONS -o DIR -q``: start-up, imports, SWF conversion, simulation, all its outputs:
+  Batsim-format ``out_jobs.csv``, ``out_schedule.csv``, ``out_pstate_changes.csv``,
+  ``out_consumed_energy.csv``, metrics, ``run.json``); and HDeepRM's simulation alone (best of
+  ``--repeat``, as ``bench_launch.py``: no outputs, workload already converted). Neither side's
+  conversion into the other's format is timed. The script checks that IRMaSim finished all N jobs.
+
+Measured (``--jobs 5000``, a 2-core machine shared with another session, ``uptime`` load 2.8-3.7, one
+run each, 2026-11-25): see docs/experiments.rst ("HDeepRM against IRMaSim") for the figures and
+the ratio; timing is measured here, never asserted in tests.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from itertools import groupby
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
+OPTIONS = ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json"
+#: IRMaSim workload manager settings matching HDeepRM's ``first-high_gflops`` policy pair.
+IRMASIM_MANAGER = {"type": "Heuristic", "job_selection": "first", "resource_selection": "high_gflops"}
+#: IRMaSim ``modelV1`` processor fields HDeepRM has no counterpart for: memory-contention constants that
+#: never act when no job asks for memory bandwidth (requested bandwidth 0 < ``c``), and no idle power.
+INERT_MODEL = {"b": 0.0, "c": 1.0, "da": 1.0, "db": 0.0, "dc": 1.0, "dd": 0.0, "static_power": 0.0,
+               "min_power": 0.0}
+PLATFORM_NAME = "hdeeprm_platform"
+
+
+def irmasim_platform(hierarchy) -> dict:
+    """IRMaSim ``modelV1`` platform file contents for an HDeepRM CPU platform.
+
+    Args:
+        hierarchy: A :class:`~hdeeprm.platform.hierarchy.ResourceHierarchy` (e.g. ``build_platform(options)``).
+
+    Returns:
+        ``{"platform": {PLATFORM_NAME: ...}, "node": {...}, "processor": {...}}``: one IRMaSim node type per
+        distinct (node type, processors) of the platform, one processor type per distinct (type, cores,
+        per-core speed), nodes listed per cluster in HDeepRM's order (runs of one type as ``number``).
+    """
+    processors: dict[str, dict] = {}
+    node_types: dict[str, dict] = {}
+    node_keys: list[str] = []
+    for node in range(hierarchy.nb_nodes):
+        first = int(hierarchy.node_first_processor[node])
+        slots = []
+        for proc in range(first, first + int(hierarchy.node_n_processors[node])):
+            cores, speed = int(hierarchy.processor_n_cores[proc]), float(hierarchy.processor_speed[proc])
+            name = f"{hierarchy.processor_type[proc]}|{cores}|{speed:g}"
+            processors.setdefault(name, {
+                "uarch": "hdeeprm", "id": name, "type": "CPU", "cores": cores, "clock_rate": speed / 1e9,
+                "dpflops_per_cycle": 1, "llc_size": 0, "power": float(hierarchy.processor_power[proc]) * cores,
+                "dynamic_power": float(hierarchy.processor_power[proc]), **INERT_MODEL})
+            if slots and slots[-1]["type"] == name:
+                slots[-1]["number"] += 1
+            else:
+                slots.append({"type": name, "number": 1})
+        key = f"{hierarchy.node_type[node]}|" + ",".join(f"{s['type']}x{s['number']}" for s in slots)
+        node_types.setdefault(key, {"id": key, "processors": slots,
+                                    "memory": {"type": "DDR", "capacity": float(hierarchy.node_memory[node]) / 1024}})
+        node_keys.append(key)
+    clusters = []
+    for cluster in range(hierarchy.nb_clusters):
+        first = int(hierarchy.cluster_first_node[cluster])
+        keys = node_keys[first:first + int(hierarchy.cluster_n_nodes[cluster])]
+        clusters.append({"id": hierarchy.cluster_id[cluster],
+                         "nodes": [{"type": key, "number": len(list(run))} for key, run in groupby(keys)],
+                         "local_links": {"type": "InfiniBand QDR", "latency": "0us"}})
+    platform = {"id": PLATFORM_NAME, "clusters": clusters, "model_name": "modelV1",
+                "global_links": {"type": "InfiniBand QDR", "latency": "0us"}}
+    return {"platform": {PLATFORM_NAME: platform}, "node": node_types, "processor": processors}
+
+
+def irmasim_workload(workload, nb_nodes: int, tasks_per_node: int = 1) -> dict:
+    """IRMaSim workload file contents for HDeepRM's converted jobs (``parallel_homogeneous`` profiles).
+
+    Args:
+        workload: A :class:`~hdeeprm.workload.model.Workload` whose profiles are ``parallel_homogeneous``.
+        nb_nodes: Nodes of the platform: a job may not ask for more.
+        tasks_per_node: IRMaSim tasks per node of each job (the last node may hold fewer): ``nodes`` =
+            ceil(cores / tasks_per_node).
+
+    Returns:
+        ``{"jobs": [...]}`` with ``id``, ``subtime`` (s), ``ntasks``, ``nodes``, ``req_ops`` (FLOP per task,
+        rounded up to an integer as IRMaSim does), ``ipc`` 1, ``req_time`` (s), ``mem`` 0, ``mem_vol`` 0.
+
+    Raises:
+        ValueError: a job computes nothing (not ``parallel_homogeneous``) or needs more nodes than the platform has.
+    """
+    jobs = []
+    for job in workload.jobs:
+        if job.profile.cpu <= 0:
+            raise ValueError(f"job {job.id}: profile {job.profile.name!r} computes no FLOP; "
+                             "IRMaSim needs parallel_homogeneous jobs (profile_type in the options)")
+        nodes = math.ceil(job.res / tasks_per_node)
+        if nodes > nb_nodes:
+            raise ValueError(f"job {job.id}: {job.res} cores at {tasks_per_node} per node need {nodes} nodes, "
+                             f"the platform has {nb_nodes}: raise --tasks-per-node")
+        req_time = job.requested_time if job.requested_time > 0 else job.walltime
+        jobs.append({"id": f"job{job.id}", "subtime": job.subtime, "ntasks": job.res, "nodes": nodes,
+                     "req_ops": math.ceil(job.profile.cpu), "ipc": 1, "req_time": req_time, "mem": 0,
+                     "mem_vol": 0})
+    return {"jobs": jobs}
+
+
+def check_checkout(checkout: Path) -> str | None:
+    """Why ``checkout`` cannot run IRMaSim's Heuristic manager (one line), or None when it looks usable."""
+    for rel in ("irmasim/cmd.py", "irmasim/Simulator.py", "irmasim/workload_manager/Heuristic.py",
+                "irmasim/platform/models/modelV1/ModelBuilder.py"):
+        if not (checkout / rel).is_file():
+            return f"--irmasim {checkout}: no {rel} there (a checkout of github.com/irmasim/IRMaSim is needed)"
+    return None
+
+
+def run_irmasim(checkout: Path, folder: Path, nb_jobs: int) -> tuple[float, float, int]:
+    """Run IRMaSim in a fresh interpreter on the files in ``folder``: (wall s, its own s, finished jobs).
+
+    Raises:
+        RuntimeError: IRMaSim failed (its last stderr line) or printed no job count.
+    """
+    options = {"seed": 0, "platform_name": PLATFORM_NAME, "platform_file": str(folder / "platform.json"),
+               "workload_file": str(folder / "workload.json"), "trajectory_origin": "0",
+               "trajectory_length": str(nb_jobs), "output_dir": str(folder / "out"),
+               "workload_manager": dict(IRMASIM_MANAGER)}
+    (folder / "options.json").write_text(json.dumps(options))
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", "from irmasim.cmd import launch; launch()",
+                           str(folder / "options.json")], cwd=folder, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise RuntimeError(f"IRMaSim exited with status {proc.returncode}: {last}")
+    finished = re.search(r"^Jobs:.*finished: (\d+)", proc.stdout, re.M)
+    own = re.search(r"^Execution time ([0-9.e+-]+) seconds", proc.stdout, re.M)
+    if not finished or not own:
+        raise RuntimeError("IRMaSim printed no 'Jobs: ... finished' or 'Execution time' line")
+    return wall, float(own.group(1)), int(finished.group(1))
+
+
+def window_options(nb_jobs: int, folder: Path) -> Path:
+    """A copy of :data:`OPTIONS` with ``nb_jobs`` set and the platform path made absolute."""
+    data = json.loads(OPTIONS.read_text())
+    data["platform_file_path"] = str((OPTIONS.parent / data["platform_file_path"]).resolve())
+    data["nb_jobs"] = nb_jobs
+    out = folder / f"options_{nb_jobs}.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--irmasim", type=Path, required=True, help="a checkout of github.com/irmasim/IRMaSim")
+    p.add_argument("--jobs", type=int, default=5000, help="first N jobs of SDSC-SP2 (default 5000)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of HDeepRM's simulation alone (best kept)")
+    p.add_argument("--tasks-per-node", type=int, default=1, help="IRMaSim tasks per node of a job (default 1)")
+    args = p.parse_args(argv)
+    problem = check_checkout(args.irmasim)
+    if problem:
+        p.error(problem)
+    sys.path.insert(0, str(ROOT))
+    from hdeeprm.agents.base import ClassicAgent
+    from hdeeprm.config.build import build_platform, build_workload
+    from hdeeprm.config.options import load_options
+    from hdeeprm.run.episode import run_episode
+
+    with tempfile.TemporaryDirectory(prefix="hdeeprm-irmasim-") as tmp:
+        folder = Path(tmp)
+        options_file = window_options(args.jobs, folder)
+        options = load_options(options_file)
+        hierarchy = build_platform(options)
+        workload = build_workload(options, hierarchy)
+        n = len(workload.jobs)
+        (folder / "platform.json").write_text(json.dumps(irmasim_platform(hierarchy)))
+        (folder / "workload.json").write_text(json.dumps(irmasim_workload(workload, hierarchy.nb_nodes,
+                                                                          args.tasks_per_node)))
+        try:
+            theirs, theirs_own, finished = run_irmasim(args.irmasim.resolve(), folder, n)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "hdeeprm.cli.launch", str(options_file), "-o",
+                        str(folder / "hdeeprm-out"), "-q"], check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        ours = time.perf_counter() - t0
+        simulate = math.inf
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            run_episode(hierarchy, workload, options, ClassicAgent(0), record=False)
+            simulate = min(simulate, time.perf_counter() - t0)
+    rows = (("IRMaSim whole process", theirs), ("IRMaSim own 'Execution time'", theirs_own),
+            ("HDeepRM whole process", ours), ("HDeepRM simulation alone", simulate))
+    print(f"first {n} SDSC-SP2 jobs on Gaia ({hierarchy.nb_cores} cores), FCFS + fastest resources; "
+          f"IRMaSim finished {finished} of {n}")
+    for name, seconds in rows:
+        print(f"{name:<30}{seconds:>9.2f} s {n / seconds:>10,.0f} jobs/s")
+    print(f"ratio HDeepRM / IRMaSim, whole process: {theirs / ours:.1f}x; HDeepRM simulation alone against "
+          f"IRMaSim's own time: {theirs_own / simulate:.1f}x")
+    if finished != n:
+        print(f"warning: IRMaSim finished {finished} of {n} jobs: the figures do not compare the same work",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
