@@ -58,6 +58,7 @@ import json
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -162,8 +163,25 @@ def check_checkout(checkout: Path) -> str | None:
     return None
 
 
-def run_irmasim(checkout: Path, folder: Path, nb_jobs: int) -> tuple[float, float, int]:
-    """Run IRMaSim in a fresh interpreter on the files in ``folder``: (wall s, its own s, finished jobs).
+def timed_process(command: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``command`` (``subprocess.run`` keywords): (its result, wall seconds, CPU seconds user + system).
+
+    The CPU seconds are the child's own (``getrusage(RUSAGE_CHILDREN)`` before and after), which other
+    processes loading the machine do not inflate as they do the wall time.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(command, **kwargs)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return proc, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run_irmasim(checkout: Path, folder: Path, nb_jobs: int) -> tuple[float, float, float, int]:
+    """Run IRMaSim in a fresh interpreter on the files in ``folder``.
+
+    Returns:
+        (wall seconds, CPU seconds, its own printed "Execution time" in seconds, jobs it finished).
 
     Raises:
         RuntimeError: IRMaSim failed (its last stderr line) or printed no job count.
@@ -174,10 +192,9 @@ def run_irmasim(checkout: Path, folder: Path, nb_jobs: int) -> tuple[float, floa
                "workload_manager": dict(IRMASIM_MANAGER)}
     (folder / "options.json").write_text(json.dumps(options))
     env = dict(os.environ, PYTHONPATH=str(checkout))
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "from irmasim.cmd import launch; launch()",
-                           str(folder / "options.json")], cwd=folder, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    proc, wall, cpu = timed_process([sys.executable, "-c", "from irmasim.cmd import launch; launch()",
+                                     str(folder / "options.json")], cwd=folder, env=env, capture_output=True,
+                                    text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise RuntimeError(f"IRMaSim exited with status {proc.returncode}: {last}")
@@ -185,7 +202,7 @@ def run_irmasim(checkout: Path, folder: Path, nb_jobs: int) -> tuple[float, floa
     own = re.search(r"^Execution time ([0-9.e+-]+) seconds", proc.stdout, re.M)
     if not finished or not own:
         raise RuntimeError("IRMaSim printed no 'Jobs: ... finished' or 'Execution time' line")
-    return wall, float(own.group(1)), int(finished.group(1))
+    return wall, cpu, float(own.group(1)), int(finished.group(1))
 
 
 def window_options(nb_jobs: int, folder: Path) -> Path:
@@ -226,27 +243,28 @@ def main(argv: list[str] | None = None) -> int:
         (folder / "workload.json").write_text(json.dumps(irmasim_workload(workload, hierarchy.nb_nodes,
                                                                           args.tasks_per_node)))
         try:
-            theirs, theirs_own, finished = run_irmasim(args.irmasim.resolve(), folder, n)
+            theirs, theirs_cpu, theirs_own, finished = run_irmasim(args.irmasim.resolve(), folder, n)
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "hdeeprm.cli.launch", str(options_file), "-o",
-                        str(folder / "hdeeprm-out"), "-q"], check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        ours = time.perf_counter() - t0
-        simulate = math.inf
+        _, ours, ours_cpu = timed_process([sys.executable, "-m", "hdeeprm.cli.launch", str(options_file), "-o",
+                                           str(folder / "hdeeprm-out"), "-q"], check=True,
+                                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        simulate = simulate_cpu = math.inf
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             run_episode(hierarchy, workload, options, ClassicAgent(0), record=False)
             simulate = min(simulate, time.perf_counter() - t0)
-    rows = (("IRMaSim whole process", theirs), ("IRMaSim own 'Execution time'", theirs_own),
-            ("HDeepRM whole process", ours), ("HDeepRM simulation alone", simulate))
+            simulate_cpu = min(simulate_cpu, time.process_time() - c0)
+    rows = (("IRMaSim whole process", theirs, theirs_cpu), ("IRMaSim own 'Execution time'", theirs_own, None),
+            ("HDeepRM whole process", ours, ours_cpu), ("HDeepRM simulation alone", simulate, simulate_cpu))
     print(f"first {n} SDSC-SP2 jobs on Gaia ({hierarchy.nb_cores} cores), FCFS + fastest resources; "
           f"IRMaSim finished {finished} of {n}")
-    for name, seconds in rows:
-        print(f"{name:<30}{seconds:>9.2f} s {n / seconds:>10,.0f} jobs/s")
-    print(f"ratio HDeepRM / IRMaSim, whole process: {theirs / ours:.1f}x; HDeepRM simulation alone against "
-          f"IRMaSim's own time: {theirs_own / simulate:.1f}x")
+    for name, seconds, cpu in rows:
+        cpu_text = f"{cpu:>9.2f} CPU s {n / cpu:>10,.0f} jobs/CPU s" if cpu else ""
+        print(f"{name:<30}{seconds:>9.2f} s {n / seconds:>10,.0f} jobs/s   {cpu_text}")
+    print(f"ratio HDeepRM / IRMaSim, whole process: {theirs / ours:.1f}x wall, {theirs_cpu / ours_cpu:.1f}x CPU; "
+          f"HDeepRM simulation alone against IRMaSim's own time: {theirs_own / simulate:.1f}x wall")
     if finished != n:
         print(f"warning: IRMaSim finished {finished} of {n} jobs: the figures do not compare the same work",
               file=sys.stderr)
