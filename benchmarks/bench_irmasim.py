@@ -48,13 +48,14 @@ What is compared, on one machine, one after the other:
   conversion into the other's format is timed. The script checks that IRMaSim finished all N jobs.
 
 Measured (``--jobs 5000 --repeat 3``, IRMaSim at commit 7a51f14, one 2-core machine shared with another
-session, 2026-11-25; docs/experiments.rst, "HDeepRM against IRMaSim"): with the least load (``uptime``
-2.2 before, 2.1 after; each process's CPU time within 1 % of its wall time) IRMaSim 113.1 s (44 jobs/s,
-112.4 CPU s), HDeepRM whole process 0.88 s (5,678 jobs/s, 0.87 CPU s), simulation alone 0.29 s (17,151
-jobs/s): 128x wall and 129x CPU whole process against whole process, 387x simulation alone against
-IRMaSim's own time. Two earlier runs under more load (2.5-3.1) gave 166x and 127x wall (IRMaSim 233 s
-and 187 s): the wall ratio moves with the other sessions' load, the CPU ratio is the figure to quote.
-Issue 24's target (150x) is not met by 14 %. Timing is measured here, never asserted in tests.
+session, 2026-11-25; docs/experiments.rst, "HDeepRM against IRMaSim"): on the quietest run (``uptime``
+0.6 before, 1.0 after) IRMaSim 103.6 s (48 jobs/s, 103.7 CPU s), HDeepRM whole process 0.75 s (6,663
+jobs/s, 0.84 CPU s: more CPU than wall, it briefly uses both cores), simulation alone 0.28 s (18,175
+jobs/s): 138x wall and 124x CPU whole process against whole process, 376x simulation alone against
+IRMaSim's own time. A run at load 2.2 gave 128x wall and 129x CPU; two earlier runs at 2.5-3.1 gave 166x
+and 127x wall (IRMaSim 233 s and 187 s): the wall ratio moves with the other sessions' load. Issue 24's
+target (150x) is not met: 8 % short on the best quiet wall ratio, 14-18 % on the CPU ratios.
+Timing is measured here, never asserted in tests.
 """
 from __future__ import annotations
 
