@@ -73,6 +73,20 @@ def interval_set(hosts) -> str:
     return " ".join(f"{s}-{e}" if e != s else str(s) for s, e in zip(starts, ends))
 
 
+def distinct_interval_set(hosts) -> str:
+    """:func:`interval_set` of distinct host ids (not checked): one run of consecutive ids is written at once.
+
+    Args:
+        hosts: Distinct host ids (ints, any order), e.g. a job's allocation or a pstate switch's hosts.
+    """
+    if not hosts:
+        return ""
+    lo, hi = min(hosts), max(hosts)
+    if hi - lo + 1 == len(hosts):   # distinct ids: exactly lo..hi
+        return f"{lo}-{hi}" if hi != lo else str(lo)
+    return interval_set(hosts)
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _interval_set(hosts: tuple[int, ...]) -> str:
     """:func:`interval_set` of a tuple (cached)."""
@@ -116,7 +130,7 @@ def job_row(job: Job, name: str, state: JobState, start: float, finish: float,
         reason: Rejection reason (rejected jobs only).
     """
     return format_job_row(job.id, name, job.profile.name, job.subtime, job.res, job.walltime, state, start, finish,
-                          None if allocation is None else interval_set(allocation), energy, reason)
+                          None if allocation is None else distinct_interval_set(allocation), energy, reason)
 
 
 def format_job_row(job_id: str, name: str, profile: str, sub: float, res: int, walltime: float, state: JobState,
@@ -268,7 +282,7 @@ def pstate_row(t: float, hosts: tuple[int, ...], pstate: int) -> str:
 
 def _pstate_prefix(t: float, hosts: tuple[int, ...]) -> str:
     """``time,machine_id,`` of a pstate-change row."""
-    return f"{t:g},{interval_set(hosts)},"
+    return f"{t:g},{distinct_interval_set(hosts)},"
 
 
 def pstate_rows(t: float, hosts: tuple[int, ...], pstate: int) -> str:
@@ -311,6 +325,18 @@ class EnergyRows:
         if wattmin != self._wattmin:
             self._wattmin, self._wattmin_text = wattmin, f"{wattmin:f}"
         return f"{head}{kind},{self._wattmin_text},{epower}\n"
+
+
+    def again(self, kind: str, wattmin: float) -> str:
+        """The next row when it has the last row's time and energy (``epower`` NA), newline included.
+
+        Args:
+            kind: ``'s'``, ``'e'`` or ``'p'``.
+            wattmin: Sum of the hosts' Idle wattages (W).
+        """
+        if wattmin != self._wattmin:
+            self._wattmin, self._wattmin_text = wattmin, f"{wattmin:f}"
+        return f"{self._head}{kind},{self._wattmin_text},NA\n"
 
 
 def write_pstate_changes_csv(path: str | os.PathLike, result: SimulationResult) -> None:

@@ -240,6 +240,15 @@ class EnergyAccount:
         self._d_idle += d
         self.wattmin += d
 
+    def idle_switched(self, d: float) -> None:
+        """Hosts switched pstate, their Idle wattage changing by ``d`` W (what :meth:`switch_hosts` adds).
+
+        Args:
+            d: Sum of their new Idle wattages minus the sum of their old ones (W).
+        """
+        self._d_idle += d
+        self.wattmin += d
+
     def rewatt(self, i: int, now: float, idle: float, power: float) -> None:
         """Running job ``i``'s hosts switched pstate: its energy so far, then its new wattages.
 

@@ -36,7 +36,7 @@ import numpy as np
 from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
-from hdeeprm.simulation.energy import IDLE, EnergyAccount, gather
+from hdeeprm.simulation.energy import EnergyAccount, gather
 from hdeeprm.simulation.kernel import (DEFAULT_CLOCK, PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION,
                                        EventKernel)
 from hdeeprm.simulation.pstates import HostPstates
@@ -464,29 +464,20 @@ class Engine(EventKernel):
         if validate:
             groups = [(alloc, p) for alloc, _, p in
                       checks.pstate_groups(changes, self._n_pstates, self._uniform_pstates)]
-        else:
-            groups = [(tuple(hosts), p) for p, hosts in changes.items()]
+        else:   # the manager's lists: ascending, distinct
+            groups = [(hosts, p) for p, hosts in changes.items()]
         if not groups:
             return
-        host_job = self._host_job
-        jobs_here = set(gather(host_job, groups[0][0]))
-        for alloc, _ in groups[1:]:
-            jobs_here.update(gather(host_job, alloc))
+        account, recorder = self._account, self._recorder
+        jobs_here, wattmins, n_switched = self._hosts_now.switch_groups(groups, self._host_job, account, not validate)
+        if self._ack:
+            self._pending_acks.extend((tuple(alloc), p) for alloc, p in groups)
+        self._grouped_switches += len(groups)
+        self._machine_switches += n_switched
+        if recorder is not None:
+            recorder.switched_groups(self.now, groups, wattmins, self._n_busy)
         jobs_here.discard(-1)
-        account, recorder, is_ph, now = self._account, self._recorder, self._is_ph, self.now
-        hosts_now = self._hosts_now
-        for alloc, p in groups:
-            if recorder is not None:
-                recorder.switching(now)
-            if account is not None:
-                account.switch_hosts(alloc, gather(hosts_now.tab[p][IDLE], alloc))
-            hosts_now.apply(alloc, p)
-            self._grouped_switches += 1
-            self._machine_switches += len(alloc)
-            if self._ack:
-                self._pending_acks.append((alloc, p))
-            if recorder is not None:
-                recorder.switched(now, alloc, p, self._n_busy)
+        is_ph, now = self._is_ph, self.now
         for j in sorted(jobs_here):
             speed, idle, comp = self._hosts_now.summarise(self.allocation[j])
             if is_ph[j]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, gather, host_runs, total
+from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
 
 #: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
 MANY = 64
@@ -43,6 +43,82 @@ class HostPstates:
         if len(hosts) <= SMALL:   # total's sum, inlined for the usual few hosts
             return min(gather(speed, hosts)), sum(gather(idle, hosts)), sum(gather(comp, hosts))
         return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
+
+    def switch_groups(self, groups: Sequence[tuple[Sequence[int], int]], host_job: list[int],
+                      account: EnergyAccount | None, ascending: bool) -> tuple[set[int], list[float], int]:
+        """Switch groups of hosts to new pstates, in order, keeping the energy account's Idle wattage.
+
+        Args:
+            groups: ``(host ids, pstate)`` of each group; the hosts of a group are distinct, valid, and in no
+                other group.
+            host_job: Job index on each host, -1 when free (the engine's).
+            account: The energy account, or None (no energy): told each group's Idle change
+                (:meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` or
+                :meth:`~hdeeprm.simulation.energy.EnergyAccount.idle_switched`).
+            ascending: Every group's hosts are in ascending order (runs are then switched by slices).
+
+        Returns:
+            The indexes of the jobs on the switched hosts (-1 may be among them), the account's ``wattmin``
+            before the first group and after each (empty without an account), and the number of hosts switched.
+        """
+        jobs_here: set[int] = set()
+        wattmins = [] if account is None else [account.wattmin]
+        n_switched = 0
+        for alloc, p in groups:
+            n = len(alloc)
+            n_switched += n
+            a = alloc[0]
+            on = host_job[a:a + n] if ascending and alloc[-1] - a + 1 == n else gather(host_job, alloc)
+            if max(on) >= 0:
+                jobs_here.update(on)
+            if not ascending:
+                if account is not None:
+                    account.switch_hosts(alloc, gather(self.tab[p][IDLE], alloc))
+                self.apply(alloc, p)
+            else:
+                d = self.switch(alloc, p)
+                if account is not None:
+                    account.idle_switched(d)
+            if account is not None:
+                wattmins.append(account.wattmin)
+        return jobs_here, wattmins, n_switched
+
+    def switch(self, hosts: Sequence[int], p: int) -> float:
+        """Switch ``hosts`` (ascending, distinct) to pstate ``p``; returns the change of their Idle wattage.
+
+        The one-pass version of :meth:`apply` for host lists in ascending order (the workload manager's):
+        a run of consecutive hosts, the usual case, is read and copied by slices.
+
+        Args:
+            hosts: Host ids, ascending and distinct (not checked), at least one.
+            p: Pstate valid for each of them.
+
+        Returns:
+            Sum of their new Idle wattages minus the sum of their old ones (W), summed as
+            :meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` sums them (same figure to the bit).
+        """
+        speed, idle, comp = self.tab[p]
+        cur_speed, cur_idle, cur_comp = self.cur
+        n = len(hosts)
+        a = hosts[0]
+        if n == 1:   # sum() of one value is that value
+            new, old = idle[a], cur_idle[a]
+            cur_speed[a], cur_idle[a], cur_comp[a] = speed[a], new, comp[a]
+            self.pstate[a] = p
+            return new - old
+        b = hosts[-1] + 1
+        if b - a != n:   # not one run: gathers, then the per-host copies of apply()
+            new, old = gather(idle, hosts), gather(cur_idle, hosts)
+            d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
+            self.apply(hosts, p)
+            return d
+        new, old = idle[a:b], cur_idle[a:b]
+        d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
+        cur_idle[a:b] = new
+        cur_speed[a:b] = speed[a:b]
+        cur_comp[a:b] = comp[a:b]
+        self.pstate[a:b] = [p] * n
+        return d
 
     def apply(self, hosts: Sequence[int], p: int) -> None:
         """Switch ``hosts`` to pstate ``p`` (valid for each of them)."""
