@@ -252,7 +252,9 @@ class ResourceState:
         core_pstate = self.core_pstate
         for ps, cs in changes.items():
             cs.sort()
-            if len(cs) > MANY_SET:
+            if cs[-1] - cs[0] + 1 == len(cs) > 2:   # distinct cores: one run, one slice
+                core_pstate[cs[0]:cs[-1] + 1] = ps
+            elif len(cs) > MANY_SET:
                 core_pstate[cs] = ps
             else:   # a loop beats NumPy's fancy indexing on a few cores
                 for c in cs:

@@ -270,7 +270,8 @@ class Engine(EventKernel):
         """Current pstate of each host, intp (nb_hosts,) (a new array)."""
         return np.array(self._hosts_now.pstate, dtype=np.intp)
 
-    def execute_job(self, job: Job, hosts: Sequence[int], gpus: Sequence[GpuShare] | None = None) -> None:
+    def execute_job(self, job: Job, hosts: Sequence[int], gpus: Sequence[GpuShare] | None = None, *,
+                    validate: bool = True) -> None:
         """Start a submitted job now on the given hosts and GPUs (Batsim EXECUTE_JOB).
 
         Its end is scheduled at once (docs/engine.rst, "Walltime", for the walltime kills). A job given GPUs
@@ -282,6 +283,8 @@ class Engine(EventKernel):
             hosts: Exactly ``job.res`` distinct, free host ids in ``[0, nb_hosts)`` (none for a job that asks
                 for no core).
             gpus: The job's placements on the GPU model's nodes, or None (no GPU).
+            validate: Check the host ids. Only a caller that picks free hosts of the platform itself (HDeepRM's
+                workload manager) may pass False with ``hosts`` an integer array of ``job.res`` ids (kept, not copied).
 
         Raises:
             SimulationError: The job is not waiting, or a host is out of range, repeated, busy,
@@ -289,7 +292,9 @@ class Engine(EventKernel):
                 ``parallel_homogeneous`` job.
         """
         i = checks.job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
-        if job.res or len(hosts):
+        if not validate:
+            alloc, idx = tuple(hosts.tolist()), hosts
+        elif job.res or len(hosts):
             alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
         else:
             alloc, idx = (), np.zeros(0, dtype=np.intp)
@@ -297,7 +302,7 @@ class Engine(EventKernel):
             raise SimulationError(f"execute job {job.id!r}: it requests {job.res} hosts, got "
                                   f"{len(alloc)} ({list(alloc)})")
         host_job = self._host_job
-        if alloc and max(gather(host_job, alloc)) >= 0:   # a job index: the host runs a job
+        if validate and alloc and max(gather(host_job, alloc)) >= 0:   # a job index: the host runs a job
             taken = [h for h in alloc if host_job[h] >= 0]
             raise SimulationError(f"execute job {job.id!r} at t = {self.now:g} s: hosts {taken} "
                                   f"are busy")
