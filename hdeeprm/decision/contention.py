@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import compress
 
 import numpy as np
 
@@ -362,17 +363,20 @@ class ResourceState:
                 self._add(changes, after, mine)
             return
         start = self._first[p]
-        cores = range(start, start + self._count[p])
-        free = self._free
+        end = start + self._count[p]
+        cores = range(start, end)
         if run != old_run:
+            free = self._free
             busy_cores = [c for c in cores if not free[c]]
-            if sign > 0:
-                busy_cores = [c for c in busy_cores if c not in mine] if after == before else busy_cores
+            if sign > 0 and after == before:
+                mine_set = set(mine)
+                busy_cores = [c for c in busy_cores if c not in mine_set]
             self._add(changes, run, busy_cores)
         if idle != old_idle:
-            free_cores = [c for c in cores if free[c]]
-            if sign < 0:
-                free_cores = [c for c in free_cores if c not in mine] if after == before else free_cores
+            free_cores = list(compress(cores, self._free[start:end]))
+            if sign < 0 and after == before:
+                mine_set = set(mine)
+                free_cores = [c for c in free_cores if c not in mine_set]
             self._add(changes, idle, free_cores)
         if after != before and not ((sign > 0 and run != old_run) or (sign < 0 and idle != old_idle)):
             self._add(changes, after, mine)

@@ -87,6 +87,18 @@ def distinct_interval_set(hosts) -> str:
     return interval_set(hosts)
 
 
+def ascending_interval_set(hosts) -> str:
+    """:func:`interval_set` of distinct host ids in ascending order (not checked), e.g. the manager's switches.
+
+    Args:
+        hosts: Distinct host ids, ascending, at least one.
+    """
+    lo, hi = hosts[0], hosts[-1]
+    if hi - lo + 1 == len(hosts):
+        return f"{lo}-{hi}" if hi != lo else str(lo)
+    return interval_set(hosts)
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _interval_set(hosts: tuple[int, ...]) -> str:
     """:func:`interval_set` of a tuple (cached)."""
@@ -303,15 +315,18 @@ class EnergyRows:
     reused while they do not change (every pstate switch writes rows at one instant and energy).
     """
 
-    __slots__ = ("_t", "_e", "_head", "_wattmin", "_wattmin_text")
+    __slots__ = ("_t", "_e", "_head", "_wattmin", "_wattmin_text", "_text_t", "_t_text")
 
     def __init__(self) -> None:
         self._t = self._e = 0.0
         self._head = ""
         self._wattmin = self._wattmin_text = None
+        self._text_t, self._t_text = None, ""   # the last time written and its ``%f,`` text
 
     def row(self, t: float, e: float, kind: str, wattmin: float) -> str:
         """The next row, newline included.
+
+        Numbers are written with ``%``-formats, the same text as ``f"{x:f}"`` (one C conversion), faster.
 
         Args:
             t: Time (s), not before the previous row's.
@@ -323,13 +338,14 @@ class EnergyRows:
             head, epower = self._head, "NA"
         else:
             dt = t - self._t
-            epower = f"{(e - self._e) / dt:f}" if dt > 0 else "NA"
-            head = self._head = f"{t:f},{e:f},"
+            epower = "%f" % ((e - self._e) / dt) if dt > 0 else "NA"
+            if t != self._text_t:
+                self._text_t, self._t_text = t, "%f," % t
+            head = self._head = "%s%f," % (self._t_text, e)
             self._t, self._e = t, e
         if wattmin != self._wattmin:
-            self._wattmin, self._wattmin_text = wattmin, f"{wattmin:f}"
+            self._wattmin, self._wattmin_text = wattmin, "%f" % wattmin
         return f"{head}{kind},{self._wattmin_text},{epower}\n"
-
 
     def again(self, kind: str, wattmin: float) -> str:
         """The next row when it has the last row's time and energy (``epower`` NA), newline included.
@@ -339,7 +355,7 @@ class EnergyRows:
             wattmin: Sum of the hosts' Idle wattages (W).
         """
         if wattmin != self._wattmin:
-            self._wattmin, self._wattmin_text = wattmin, f"{wattmin:f}"
+            self._wattmin, self._wattmin_text = wattmin, "%f" % wattmin
         return f"{self._head}{kind},{self._wattmin_text},NA\n"
 
 

@@ -39,7 +39,7 @@ from hdeeprm.simulation import checks
 from hdeeprm.simulation.energy import EnergyAccount, gather
 from hdeeprm.simulation.kernel import (DEFAULT_CLOCK, PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION,
                                        EventKernel)
-from hdeeprm.simulation.pstates import HostPstates
+from hdeeprm.simulation.pstates import HostPstates, release_hosts
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -371,10 +371,7 @@ class Engine(EventKernel):
         host_job, host_busy, host_last_end = self._host_job, self._host_busy, self._host_last_end
         now = self.now
         ran = now - float(self.start_time[i])
-        for h in self.allocation[i]:
-            host_job[h] = -1
-            host_busy[h] += ran
-            host_last_end[h] = now   # time never goes back: the last end on this host so far
+        release_hosts(self.allocation[i], host_job, host_busy, host_last_end, ran, now)
         self._n_busy -= len(idx)
         if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
             self._gpu.end(i)
@@ -480,7 +477,7 @@ class Engine(EventKernel):
         self._grouped_switches += len(groups)
         self._machine_switches += n_switched
         if recorder is not None:
-            recorder.switched_groups(self.now, groups, wattmins, self._n_busy)
+            recorder.switched_groups(self.now, groups, wattmins, self._n_busy, not validate)
         jobs_here.discard(-1)
         is_ph, now = self._is_ph, self.now
         for j in sorted(jobs_here):

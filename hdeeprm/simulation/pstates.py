@@ -138,3 +138,29 @@ class HostPstates:
             cur_idle[a:b] = idle[a:b]
             cur_comp[a:b] = comp[a:b]
             pstate[a:b] = [p] * (b - a)
+
+
+def release_hosts(hosts: Sequence[int], host_job: list[int], host_busy: list[float], host_last_end: list[float],
+                  ran: float, now: float) -> None:
+    """A job that ran ``ran`` seconds on ``hosts`` ended at ``now``: the engine's per-host lists, updated in place.
+
+    Args:
+        hosts: The job's host ids, distinct (any order).
+        host_job: Job index on each host: set to -1 (free).
+        host_busy: Seconds of ended jobs on each host: ``ran`` added.
+        host_last_end: End of the last ended job on each host (s): set to ``now`` (time never goes back).
+        ran: The job's run time (s).
+        now: Its end time (s).
+    """
+    n = len(hosts)
+    if n > 2 and max(hosts) - min(hosts) + 1 == n:   # distinct hosts: one run, by slices
+        a = min(hosts)
+        b = a + n
+        host_job[a:b] = [-1] * n
+        host_busy[a:b] = [busy + ran for busy in host_busy[a:b]]
+        host_last_end[a:b] = [now] * n
+        return
+    for h in hosts:
+        host_job[h] = -1
+        host_busy[h] += ran
+        host_last_end[h] = now

@@ -99,7 +99,7 @@ class Recorder:
             self.energy_log.append((now, account.energy(now), "p", account.wattmin))
 
     def switched_groups(self, now: float, groups: Sequence[tuple[Sequence[int], int]], wattmins: Sequence[float],
-                        nb_busy: int) -> None:
+                        nb_busy: int, ascending: bool = False) -> None:
         """Several groups of hosts switched pstate at ``now``: for each, :meth:`switching` then :meth:`switched`.
 
         The platform energy does not change during a switch (its power changes after the last group).
@@ -110,6 +110,7 @@ class Recorder:
             wattmins: :attr:`EnergyAccount.wattmin` before the first group, then after each (len(groups) + 1
                 values; empty without energy).
             nb_busy: Number of hosts that run a job.
+            ascending: The hosts of every group are in ascending order (a writer may use it).
         """
         machine_state = (now, self._nb_hosts - nb_busy, nb_busy)
         for hosts, pstate in groups:

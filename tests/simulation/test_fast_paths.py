@@ -145,3 +145,30 @@ def test_unchecked_execute_job_runs_as_the_checked_one():
         result = engine.result()
         results.append((result.allocation, result.finish_time.tolist(), result.consumed_energy.tolist()))
     assert results[0] == results[1]
+
+
+def test_ascending_interval_set_is_procsets_text():
+    from hdeeprm.outputs.batsim_csv import ascending_interval_set
+
+    rng = random.Random(8)
+    for _ in range(200):
+        hosts = sorted(rng.sample(range(60), rng.randint(1, 30)))
+        assert ascending_interval_set(hosts) == str(ProcSet(*hosts))
+    assert ascending_interval_set([4, 5, 6]) == "4-6" and ascending_interval_set((9,)) == "9"
+
+
+def test_release_hosts_by_runs_equals_host_by_host():
+    from hdeeprm.simulation.pstates import release_hosts
+
+    rng = random.Random(6)
+    busy = [rng.uniform(0, 1e6) * np.pi for _ in range(50)]
+    last = [-np.inf] * 50
+    for hosts in ([7, 5, 6, 8], [3], [10, 11], [20, 22, 21, 30], list(range(40, 50))):
+        ran, now = rng.uniform(0, 1e5) * np.e, rng.uniform(1e5, 1e6)
+        fast = ([1] * 50, list(busy), list(last))
+        slow = ([1] * 50, list(busy), list(last))
+        release_hosts(hosts, *fast, ran, now)
+        for h in hosts:
+            slow[0][h], slow[2][h] = -1, now
+            slow[1][h] += ran
+        assert fast == slow
