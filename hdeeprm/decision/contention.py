@@ -192,26 +192,34 @@ class ResourceState:
         Returns:
             ``{pstate: [core ids]}`` of cores whose pstate changes, pstates ascending.
         """
-        self.core_free[cores] = False
-        self.core_job[cores] = job.index
-        self.nb_free -= len(cores)
         cl = cores.tolist()
-        free = self._free
-        for c in cl:
-            free[c] = False
+        self._mark(cores, cl, False, job.index)
+        self.nb_free -= len(cl)
         return self._load(job, cl, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes."""
         cores = np.asarray(cores, dtype=np.int64)
-        self.core_free[cores] = True
-        self.core_job[cores] = -1
-        self.nb_free += len(cores)
         cl = cores.tolist()
-        free = self._free
-        for c in cl:
-            free[c] = True
+        self._mark(cores, cl, True, -1)
+        self.nb_free += len(cl)
         return self._load(job, cl, cores, -1, now)
+
+    def _mark(self, cores: np.ndarray, cl: list[int], free: bool, job: int) -> None:
+        """Set the free flag (array and list) and the job index of ``cores`` (``cl`` = the same as a list)."""
+        n = len(cl)
+        if n > 2:
+            lo = min(cl)
+            if max(cl) - lo + 1 == n:   # distinct cores: one run, by slices
+                self.core_free[lo:lo + n] = free
+                self.core_job[lo:lo + n] = job
+                self._free[lo:lo + n] = [free] * n
+                return
+        self.core_free[cores] = free
+        self.core_job[cores] = job
+        flags = self._free
+        for c in cl:
+            flags[c] = free
 
     def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
               now: float) -> dict[int, list[int]]:

@@ -172,13 +172,13 @@ class EnergyAccount:
         self._job_t[i] = now
         self._job_power[i] = idle
 
-    def computation_started(self, i: int, idx: np.ndarray, now: float, idle: float,
+    def computation_started(self, i: int, idx: np.ndarray | slice, now: float, idle: float,
                             comp: float) -> None:
         """A ``parallel_homogeneous`` job starts: its hosts switch from Idle to AllCores.
 
         Args:
             i: Job index.
-            idx: Host ids of the job, intp (k,).
+            idx: Host ids of the job, intp (k,), or the slice of them when they are one run.
             now: Start time in seconds.
             idle: Sum of the Idle wattages of the hosts' current pstates (W).
             comp: Sum of their AllCores wattages (W).
@@ -207,12 +207,12 @@ class EnergyAccount:
         self._job_t[i] = now
         return e
 
-    def job_ended(self, i: int, idx: np.ndarray, now: float, computed: bool) -> None:
+    def job_ended(self, i: int, idx: np.ndarray | slice, now: float, computed: bool) -> None:
         """Job ``i`` ends: record its energy; its hosts fall back to their Idle wattage.
 
         Args:
             i: Job index.
-            idx: Host ids of the job, intp (k,).
+            idx: Host ids of the job, intp (k,), or the slice of them when they are one run.
             now: End time in seconds.
             computed: The job is a ``parallel_homogeneous`` one (its hosts drew AllCores).
         """

@@ -153,7 +153,7 @@ class Engine(EventKernel):
         self.start_time = np.full(nj, np.nan)
         self.finish_time = np.full(nj, np.nan)
         self.allocation: list[tuple[int, ...] | None] = [None] * nj
-        self._alloc_idx: list[np.ndarray | None] = [None] * nj  # while running
+        self._alloc_idx: list[np.ndarray | slice | None] = [None] * nj  # while running (a slice: a run)
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
@@ -293,7 +293,9 @@ class Engine(EventKernel):
         """
         i = checks.job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
         if not validate:
-            alloc, idx = tuple(hosts.tolist()), hosts
+            alloc = tuple(hosts.tolist())
+            idx = hosts if len(alloc) < 3 or max(alloc) - min(alloc) + 1 != len(alloc) else \
+                slice(min(alloc), min(alloc) + len(alloc))   # one run of distinct hosts: slice writes
         elif job.res or len(hosts):
             alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
         else:
@@ -372,7 +374,7 @@ class Engine(EventKernel):
         now = self.now
         ran = now - float(self.start_time[i])
         release_hosts(self.allocation[i], host_job, host_busy, host_last_end, ran, now)
-        self._n_busy -= len(idx)
+        self._n_busy -= len(self.allocation[i])
         if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
             self._gpu.end(i)
         computed = self._is_ph[i]

@@ -133,17 +133,21 @@ def test_job_row_text_is_the_f_string_text():
 def test_unchecked_execute_job_runs_as_the_checked_one():
     results = []
     for validate in (True, False):
-        hosts = [HostSpec(f"h{i}", (2e9, 1e9), (10.0, 5.0), (30.0 + i, 20.0), i % 2) for i in range(4)]
-        jobs = [Job(0, "a", 0.0, 2, -1.0, Profile("p", PARALLEL_HOMOGENEOUS, cpu=4e9)),
-                Job(1, "b", 0.0, 1, -1.0, Profile("q", PARALLEL_HOMOGENEOUS, cpu=3e9))]
+        hosts = [HostSpec(f"h{i}", (2e9, 1e9), (10.0, 5.0), (30.0 + i, 20.0), i % 2) for i in range(6)]
+        jobs = [Job(0, "a", 0.0, 3, -1.0, Profile("p", PARALLEL_HOMOGENEOUS, cpu=4e9)),
+                Job(1, "b", 0.0, 2, -1.0, Profile("q", PARALLEL_HOMOGENEOUS, cpu=3e9))]
         engine = Engine(hosts, Workload(jobs))
         batch = engine.next_batch()
-        for job, hosts in zip(batch.submitted, ([0, 2], [3])):
-            engine.execute_job(job, np.array(hosts, dtype=np.int64), validate=validate)
+        for job, ids in zip(batch.submitted, ([3, 1, 2], [5, 0])):   # a run of hosts (out of order), two apart
+            engine.execute_job(job, np.array(ids, dtype=np.int64), validate=validate)
+        assert engine.busy.tolist() == [True, True, True, True, False, True] and engine.nb_busy == 5
+        engine.set_pstate([2, 5], 1)
         while engine.next_batch() is not None:
             pass
+        assert not engine.busy.any() and engine.nb_busy == 0
         result = engine.result()
-        results.append((result.allocation, result.finish_time.tolist(), result.consumed_energy.tolist()))
+        results.append((result.allocation, result.finish_time.tolist(), result.consumed_energy.tolist(),
+                        result.host_busy.tolist(), result.host_last_end.tolist()))
     assert results[0] == results[1]
 
 
