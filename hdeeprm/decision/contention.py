@@ -32,6 +32,7 @@ import numpy as np
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import Registry
+from hdeeprm.simulation.energy import host_runs
 from hdeeprm.workload.model import Job
 
 
@@ -218,6 +219,10 @@ class ResourceState:
         self.core_free[cores] = free
         self.core_job[cores] = job
         flags = self._free
+        if n > MANY:   # the list by slices over runs of consecutive cores
+            for a, b in zip(*host_runs(cl)):
+                flags[a:b + 1] = [free] * (b + 1 - a)
+            return
         for c in cl:
             flags[c] = free
 
@@ -298,7 +303,8 @@ class ResourceState:
         differ = wanted != self.core_pstate[all_cores]
         all_cores, wanted = all_cores[differ], wanted[differ]
         self.core_pstate[all_cores] = wanted
-        return {int(ps): all_cores[wanted == ps].tolist() for ps in np.unique(wanted)}
+        # Pstates present, ascending (bincount: the pstates are small ints; np.unique would sort every core).
+        return {ps: all_cores[wanted == ps].tolist() for ps in np.flatnonzero(np.bincount(wanted)).tolist()}
 
     def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
                         changes: dict[int, list[int]]) -> None:

@@ -139,8 +139,8 @@ class Engine(EventKernel):
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job: list[int] = [-1] * n
-        self._host_busy = [0.0] * n             # s of ended jobs per host (out_schedule.csv)
-        self._host_last_end = [-_INF] * n       # end of the last ended job per host (s)
+        self._host_busy = np.zeros(n)              # s of ended jobs per host (out_schedule.csv)
+        self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
 
         jobs = self._jobs = workload.jobs
@@ -294,8 +294,9 @@ class Engine(EventKernel):
         i = checks.job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
         if not validate:
             alloc = tuple(hosts.tolist())
-            idx = hosts if len(alloc) < 3 or max(alloc) - min(alloc) + 1 != len(alloc) else \
-                slice(min(alloc), min(alloc) + len(alloc))   # one run of distinct hosts: slice writes
+            n, lo = len(alloc), alloc[0] if alloc else 0   # one ascending run: a slice (fast writes and sums)
+            idx = slice(lo, lo + n) if n > 2 and alloc[-1] - lo + 1 == n and alloc == tuple(range(lo, lo + n)) \
+                else hosts
         elif job.res or len(hosts):
             alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
         else:
@@ -326,7 +327,7 @@ class Engine(EventKernel):
         self._n_started += 1
         account = self._account
         if self._is_ph[i]:
-            speed, idle, comp = self._hosts_now.summarise(alloc)
+            speed, idle, comp = self._hosts_now.summarise(alloc, idx)
             if account is not None:
                 account.computation_started(i, idx, now, idle, comp)
             self._remaining[i] = job.profile.cpu
@@ -373,7 +374,7 @@ class Engine(EventKernel):
         host_job, host_busy, host_last_end = self._host_job, self._host_busy, self._host_last_end
         now = self.now
         ran = now - float(self.start_time[i])
-        release_hosts(self.allocation[i], host_job, host_busy, host_last_end, ran, now)
+        release_hosts(self.allocation[i], idx, host_job, host_busy, host_last_end, ran, now)
         self._n_busy -= len(self.allocation[i])
         if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
             self._gpu.end(i)
@@ -483,7 +484,7 @@ class Engine(EventKernel):
         jobs_here.discard(-1)
         is_ph, now = self._is_ph, self.now
         for j in sorted(jobs_here):
-            speed, idle, comp = self._hosts_now.summarise(self.allocation[j])
+            speed, idle, comp = self._hosts_now.summarise(self.allocation[j], self._alloc_idx[j])
             if is_ph[j]:
                 if account is not None:
                     account.rewatt(j, now, idle, comp)
@@ -588,8 +589,8 @@ class Engine(EventKernel):
             machine_states=[] if recorder is None else list(recorder.machine_states),
             pstate_changes=[] if recorder is None else list(recorder.pstate_changes),
             energy_log=[] if recorder is None else list(recorder.energy_log),
-            host_busy=np.array(self._host_busy, dtype=np.float64),
-            host_last_end=np.array(self._host_last_end, dtype=np.float64),
+            host_busy=self._host_busy.copy(),
+            host_last_end=self._host_last_end.copy(),
             scheduling_time=self._wall_sched,
             simulation_time=sim_time,
         )

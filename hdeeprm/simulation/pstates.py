@@ -37,9 +37,19 @@ class HostPstates:
         self.tab = [tuple(row.tolist() for row in table[p]) for p in range(table.shape[0])]
         self.cur = [[self.tab[p][k][h] for h, p in enumerate(self.pstate)] for k in (SPEED, IDLE, COMP)]
 
-    def summarise(self, hosts: Sequence[int]) -> tuple[float, float, float]:
-        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``."""
+    def summarise(self, hosts: Sequence[int], idx: np.ndarray | slice | None = None) -> tuple[float, float, float]:
+        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``.
+
+        Args:
+            hosts: Host ids (the sums run in their order).
+            idx: The slice of ``hosts`` when they are one ascending run (read by slices), else anything.
+        """
         speed, idle, comp = self.cur
+        if isinstance(idx, slice):
+            hosts_speed, hosts_idle, hosts_comp = speed[idx], idle[idx], comp[idx]
+            if len(hosts_idle) <= SMALL:
+                return min(hosts_speed), sum(hosts_idle), sum(hosts_comp)
+            return min(hosts_speed), total(hosts_idle), total(hosts_comp)
         if len(hosts) <= SMALL:   # total's sum, inlined for the usual few hosts
             return min(gather(speed, hosts)), sum(gather(idle, hosts)), sum(gather(comp, hosts))
         return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
@@ -140,27 +150,24 @@ class HostPstates:
             pstate[a:b] = [p] * (b - a)
 
 
-def release_hosts(hosts: Sequence[int], host_job: list[int], host_busy: list[float], host_last_end: list[float],
-                  ran: float, now: float) -> None:
-    """A job that ran ``ran`` seconds on ``hosts`` ended at ``now``: the engine's per-host lists, updated in place.
+def release_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: list[int], host_busy: np.ndarray,
+                  host_last_end: np.ndarray, ran: float, now: float) -> None:
+    """A job that ran ``ran`` seconds on ``hosts`` ended at ``now``: the engine's per-host state, updated in place.
 
     Args:
         hosts: The job's host ids, distinct (any order).
+        idx: The same as an intp array, or as a slice when they are one ascending run.
         host_job: Job index on each host: set to -1 (free).
-        host_busy: Seconds of ended jobs on each host: ``ran`` added.
-        host_last_end: End of the last ended job on each host (s): set to ``now`` (time never goes back).
+        host_busy: Seconds of ended jobs on each host, float64 (nb_hosts,): ``ran`` added (one addition per host).
+        host_last_end: End of the last ended job on each host (s), float64 (nb_hosts,): set to ``now`` (time never
+            goes back).
         ran: The job's run time (s).
         now: Its end time (s).
     """
-    n = len(hosts)
-    if n > 2 and max(hosts) - min(hosts) + 1 == n:   # distinct hosts: one run, by slices
-        a = min(hosts)
-        b = a + n
-        host_job[a:b] = [-1] * n
-        host_busy[a:b] = [busy + ran for busy in host_busy[a:b]]
-        host_last_end[a:b] = [now] * n
+    host_busy[idx] += ran
+    host_last_end[idx] = now
+    if isinstance(idx, slice):
+        host_job[idx] = [-1] * len(hosts)
         return
     for h in hosts:
         host_job[h] = -1
-        host_busy[h] += ran
-        host_last_end[h] = now

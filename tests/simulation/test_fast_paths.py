@@ -169,10 +169,19 @@ def test_release_hosts_by_runs_equals_host_by_host():
     last = [-np.inf] * 50
     for hosts in ([7, 5, 6, 8], [3], [10, 11], [20, 22, 21, 30], list(range(40, 50))):
         ran, now = rng.uniform(0, 1e5) * np.e, rng.uniform(1e5, 1e6)
-        fast = ([1] * 50, list(busy), list(last))
+        idx = slice(40, 50) if hosts[0] == 40 else np.array(hosts)
+        fast = ([1] * 50, np.array(busy), np.array(last))
         slow = ([1] * 50, list(busy), list(last))
-        release_hosts(hosts, *fast, ran, now)
+        release_hosts(hosts, idx, *fast, ran, now)
         for h in hosts:
             slow[0][h], slow[2][h] = -1, now
             slow[1][h] += ran
-        assert fast == slow
+        assert (fast[0], fast[1].tolist(), fast[2].tolist()) == slow
+
+
+def test_summarise_by_slice_equals_by_hosts_to_the_bit():
+    rng = np.random.default_rng(4)
+    hosts = HostPstates(random_table(rng, 200), rng.integers(0, 4, 200).tolist())
+    for lo, n in ((3, 3), (10, 32), (50, 33), (0, 200)):
+        run = tuple(range(lo, lo + n))
+        assert hosts.summarise(run, slice(lo, lo + n)) == hosts.summarise(run)
