@@ -461,7 +461,8 @@ class Engine(EventKernel):
         Args:
             changes: Pstate -> distinct host ids; a host appears in one entry at most.
             validate: Check host ids and pstates. Only a caller that derives them from the
-                platform itself (HDeepRM's workload manager) may pass False, to save the checks.
+                platform itself (HDeepRM's workload manager) may pass False, to save the checks; each
+                entry's hosts must then be ascending (runs of consecutive hosts are switched by slices).
 
         Raises:
             SimulationError: A host id or a pstate is out of range.
