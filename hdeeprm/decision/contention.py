@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import compress
 
 import numpy as np
 
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import Registry
+from hdeeprm.simulation.energy import host_runs
 from hdeeprm.workload.model import Job
 
 
@@ -191,26 +193,38 @@ class ResourceState:
         Returns:
             ``{pstate: [core ids]}`` of cores whose pstate changes, pstates ascending.
         """
-        self.core_free[cores] = False
-        self.core_job[cores] = job.index
-        self.nb_free -= len(cores)
         cl = cores.tolist()
-        free = self._free
-        for c in cl:
-            free[c] = False
+        self._mark(cores, cl, False, job.index)
+        self.nb_free -= len(cl)
         return self._load(job, cl, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes."""
         cores = np.asarray(cores, dtype=np.int64)
-        self.core_free[cores] = True
-        self.core_job[cores] = -1
-        self.nb_free += len(cores)
         cl = cores.tolist()
-        free = self._free
-        for c in cl:
-            free[c] = True
+        self._mark(cores, cl, True, -1)
+        self.nb_free += len(cl)
         return self._load(job, cl, cores, -1, now)
+
+    def _mark(self, cores: np.ndarray, cl: list[int], free: bool, job: int) -> None:
+        """Set the free flag (array and list) and the job index of ``cores`` (``cl`` = the same as a list)."""
+        n = len(cl)
+        if n > 2:
+            lo = min(cl)
+            if max(cl) - lo + 1 == n:   # distinct cores: one run, by slices
+                self.core_free[lo:lo + n] = free
+                self.core_job[lo:lo + n] = job
+                self._free[lo:lo + n] = [free] * n
+                return
+        self.core_free[cores] = free
+        self.core_job[cores] = job
+        flags = self._free
+        if n > MANY:   # the list by slices over runs of consecutive cores
+            for a, b in zip(*host_runs(cl)):
+                flags[a:b + 1] = [free] * (b + 1 - a)
+            return
+        for c in cl:
+            flags[c] = free
 
     def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
               now: float) -> dict[int, list[int]]:
@@ -252,7 +266,9 @@ class ResourceState:
         core_pstate = self.core_pstate
         for ps, cs in changes.items():
             cs.sort()
-            if len(cs) > MANY_SET:
+            if cs[-1] - cs[0] + 1 == len(cs) > 2:   # distinct cores: one run, one slice
+                core_pstate[cs[0]:cs[-1] + 1] = ps
+            elif len(cs) > MANY_SET:
                 core_pstate[cs] = ps
             else:   # a loop beats NumPy's fancy indexing on a few cores
                 for c in cs:
@@ -287,7 +303,8 @@ class ResourceState:
         differ = wanted != self.core_pstate[all_cores]
         all_cores, wanted = all_cores[differ], wanted[differ]
         self.core_pstate[all_cores] = wanted
-        return {int(ps): all_cores[wanted == ps].tolist() for ps in np.unique(wanted)}
+        # Pstates present, ascending (bincount: the pstates are small ints; np.unique would sort every core).
+        return {ps: all_cores[wanted == ps].tolist() for ps in np.flatnonzero(np.bincount(wanted)).tolist()}
 
     def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
                         changes: dict[int, list[int]]) -> None:
@@ -360,17 +377,20 @@ class ResourceState:
                 self._add(changes, after, mine)
             return
         start = self._first[p]
-        cores = range(start, start + self._count[p])
-        free = self._free
+        end = start + self._count[p]
+        cores = range(start, end)
         if run != old_run:
+            free = self._free
             busy_cores = [c for c in cores if not free[c]]
-            if sign > 0:
-                busy_cores = [c for c in busy_cores if c not in mine] if after == before else busy_cores
+            if sign > 0 and after == before:
+                mine_set = set(mine)
+                busy_cores = [c for c in busy_cores if c not in mine_set]
             self._add(changes, run, busy_cores)
         if idle != old_idle:
-            free_cores = [c for c in cores if free[c]]
-            if sign < 0:
-                free_cores = [c for c in free_cores if c not in mine] if after == before else free_cores
+            free_cores = list(compress(cores, self._free[start:end]))
+            if sign < 0 and after == before:
+                mine_set = set(mine)
+                free_cores = [c for c in free_cores if c not in mine_set]
             self._add(changes, idle, free_cores)
         if after != before and not ((sign > 0 and run != old_run) or (sign < 0 and idle != old_idle)):
             self._add(changes, after, mine)

@@ -275,8 +275,10 @@ class WorkloadManager:
                 self.sim.execute_job(job, cores.tolist(), gpus=share)
                 self.running[job.index] = (job, cores)
                 return
-        # The embedded engine takes the array as it is (cheaper to check than a list).
-        self.sim.execute_job(job, cores if self._set_pstates is not None else cores.tolist())
+        if self._set_pstates is not None:   # the embedded engine: the array as it is, free cores of the platform
+            self.sim.execute_job(job, cores, validate=False)
+        else:
+            self.sim.execute_job(job, cores.tolist())
         self.running[job.index] = (job, cores)
 
     def _switch(self, changes: dict[int, list[int]]) -> None:

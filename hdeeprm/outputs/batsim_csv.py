@@ -74,6 +74,32 @@ def interval_set(hosts) -> str:
     return " ".join(f"{s}-{e}" if e != s else str(s) for s, e in zip(starts, ends))
 
 
+def distinct_interval_set(hosts) -> str:
+    """:func:`interval_set` of distinct host ids (not checked): one run of consecutive ids is written at once.
+
+    Args:
+        hosts: Distinct host ids (ints, any order), e.g. a job's allocation or a pstate switch's hosts.
+    """
+    if not hosts:
+        return ""
+    lo, hi = min(hosts), max(hosts)
+    if hi - lo + 1 == len(hosts):   # distinct ids: exactly lo..hi
+        return f"{lo}-{hi}" if hi != lo else str(lo)
+    return interval_set(hosts)
+
+
+def ascending_interval_set(hosts) -> str:
+    """:func:`interval_set` of distinct host ids in ascending order (not checked), e.g. the manager's switches.
+
+    Args:
+        hosts: Distinct host ids, ascending, at least one.
+    """
+    lo, hi = hosts[0], hosts[-1]
+    if hi - lo + 1 == len(hosts):
+        return f"{lo}-{hi}" if hi != lo else str(lo)
+    return interval_set(hosts)
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _interval_set(hosts: tuple[int, ...]) -> str:
     """:func:`interval_set` of a tuple (cached)."""
@@ -117,7 +143,11 @@ def job_row(job: Job, name: str, state: JobState, start: float, finish: float,
         reason: Rejection reason (rejected jobs only).
     """
     return format_job_row(job.id, name, job.profile.name, job.subtime, job.res, job.walltime, state, start, finish,
-                          None if allocation is None else interval_set(allocation), energy, reason)
+                          None if allocation is None else distinct_interval_set(allocation), energy, reason)
+
+
+#: ``out_jobs.csv`` row of a job that ran, as a %-format (numbers ``%f``, other fields ``%s``).
+_JOB_ROW = '%s,%s,%s,%f,%s,%f,%s,%s,%f,%f,%f,%f,%f,%f,%s,%f,""'
 
 
 def format_job_row(job_id: str, name: str, profile: str, sub: float, res: int, walltime: float, state: JobState,
@@ -147,9 +177,9 @@ def format_job_row(job_id: str, name: str, profile: str, sub: float, res: int, w
     if energy != energy:
         energy = -1.0
     success = 1 if state is JobState.COMPLETED_SUCCESSFULLY else 0
-    return (f"{job_id},{name},{profile},{sub:f},{res},{walltime:f},"
-            f"{success},{state.value},{start:f},{run:f},{finish:f},{start - sub:f},{turnaround:f},"
-            f"{stretch:f},{allocation},{energy:f},\"\"")
+    # One %-format of the whole row: the same text as f-strings' ``:f`` and ``{}``, in two thirds of the time.
+    return _JOB_ROW % (job_id, name, profile, sub, res, walltime, success, state.value, start, run, finish,
+                       start - sub, turnaround, stretch, allocation, energy)
 
 
 def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
@@ -294,7 +324,7 @@ def pstate_row(t: float, hosts: tuple[int, ...], pstate: int) -> str:
 
 def _pstate_prefix(t: float, hosts: tuple[int, ...]) -> str:
     """``time,machine_id,`` of a pstate-change row."""
-    return f"{t:g},{interval_set(hosts)},"
+    return f"{t:g},{distinct_interval_set(hosts)},"
 
 
 def pstate_rows(t: float, hosts: tuple[int, ...], pstate: int) -> str:
@@ -311,15 +341,18 @@ class EnergyRows:
     reused while they do not change (every pstate switch writes rows at one instant and energy).
     """
 
-    __slots__ = ("_t", "_e", "_head", "_wattmin", "_wattmin_text")
+    __slots__ = ("_t", "_e", "_head", "_wattmin", "_wattmin_text", "_text_t", "_t_text")
 
     def __init__(self) -> None:
         self._t = self._e = 0.0
         self._head = ""
         self._wattmin = self._wattmin_text = None
+        self._text_t, self._t_text = None, ""   # the last time written and its ``%f,`` text
 
     def row(self, t: float, e: float, kind: str, wattmin: float) -> str:
         """The next row, newline included.
+
+        Numbers are written with ``%``-formats, the same text as ``f"{x:f}"`` (one C conversion), faster.
 
         Args:
             t: Time (s), not before the previous row's.
@@ -331,12 +364,25 @@ class EnergyRows:
             head, epower = self._head, "NA"
         else:
             dt = t - self._t
-            epower = f"{(e - self._e) / dt:f}" if dt > 0 else "NA"
-            head = self._head = f"{t:f},{e:f},"
+            epower = "%f" % ((e - self._e) / dt) if dt > 0 else "NA"
+            if t != self._text_t:
+                self._text_t, self._t_text = t, "%f," % t
+            head = self._head = "%s%f," % (self._t_text, e)
             self._t, self._e = t, e
         if wattmin != self._wattmin:
-            self._wattmin, self._wattmin_text = wattmin, f"{wattmin:f}"
+            self._wattmin, self._wattmin_text = wattmin, "%f" % wattmin
         return f"{head}{kind},{self._wattmin_text},{epower}\n"
+
+    def again(self, kind: str, wattmin: float) -> str:
+        """The next row when it has the last row's time and energy (``epower`` NA), newline included.
+
+        Args:
+            kind: ``'s'``, ``'e'`` or ``'p'``.
+            wattmin: Sum of the hosts' Idle wattages (W).
+        """
+        if wattmin != self._wattmin:
+            self._wattmin, self._wattmin_text = wattmin, "%f" % wattmin
+        return f"{self._head}{kind},{self._wattmin_text},NA\n"
 
 
 def write_pstate_changes_csv(path: str | os.PathLike, result: SimulationResult) -> None:

@@ -11,13 +11,15 @@ end by :func:`hdeeprm.outputs.batsim_csv.write_outputs` with ``streamed=True``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
-                                        PSTATE_CHANGES_HEADER, EnergyRows, initial_pstate_rows, job_row,
-                                        machine_state_row, pstate_rows)
+                                        PSTATE_CHANGES_HEADER, EnergyRows, ascending_interval_set,
+                                        distinct_interval_set, initial_pstate_rows,
+                                        job_row, machine_state_row, pstate_rows)
 from hdeeprm.files import open_for_writing
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.recording import Recorder
@@ -51,7 +53,9 @@ class CsvStream(Recorder):
         self._ms = files["machine_states"].write
         self._ps = files["pstate_changes"].write if energy is not None else None
         self._en = files["consumed_energy"].write if energy is not None else None
-        self._energy_rows = EnergyRows().row
+        self._rows = EnergyRows()
+        self._energy_rows = self._rows.row
+        self._ms_now, self._ms_busy, self._ms_text, self._tg = None, -1, "", ""
 
     @staticmethod
     def open(outdir: str | os.PathLike, prefix: str, initial_pstates: np.ndarray, energy: bool) -> dict:
@@ -93,17 +97,32 @@ class CsvStream(Recorder):
         account = self._energy
         self._en(self._energy_rows(now, account.energy(now), kind, account.wattmin))
 
+    def _machine_state(self, now: float, nb_busy: int) -> str:
+        """The ``out_machine_states.csv`` row (newline included), kept while time and load do not change.
+
+        Its ``%g,`` time text (:func:`~hdeeprm.outputs.batsim_csv.machine_state_row`'s) is kept in
+        :attr:`_tg` for the pstate rows of the same instant.
+        """
+        if now != self._ms_now or nb_busy != self._ms_busy:
+            text = self._ms_text = machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n"
+            if now != self._ms_now:
+                self._tg = text[:text.index(",") + 1]
+            self._ms_now, self._ms_busy = now, nb_busy
+        return self._ms_text
+
     def job_started(self, now: float, nb_busy: int) -> None:
         """See :meth:`Recorder.job_started`."""
-        self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
+        self._ms(self._machine_state(now, nb_busy))
         if self._en is not None:
-            self._energy_row(now, "s")
+            account = self._energy
+            self._en(self._energy_rows(now, account.offset + account.power * now, "s", account.wattmin))
 
     def job_ended(self, now: float, nb_busy: int) -> None:
         """See :meth:`Recorder.job_ended`."""
-        self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
+        self._ms(self._machine_state(now, nb_busy))
         if self._en is not None:
-            self._energy_row(now, "e")
+            account = self._energy
+            self._en(self._energy_rows(now, account.offset + account.power * now, "e", account.wattmin))
 
     def switching(self, now: float) -> None:
         """See :meth:`Recorder.switching`."""
@@ -114,9 +133,40 @@ class CsvStream(Recorder):
         """See :meth:`Recorder.switched`."""
         if self._ps is not None:
             self._ps(pstate_rows(now, hosts, pstate))
-        self._ms(machine_state_row(now, self._nb_hosts - nb_busy, nb_busy) + "\n")
+        self._ms(self._machine_state(now, nb_busy))
         if self._en is not None:
             self._energy_row(now, "p")
+
+    def switched_groups(self, now: float, groups: Sequence[tuple[Sequence[int], int]], wattmins: Sequence[float],
+                        nb_busy: int, ascending: bool = False) -> None:
+        """See :meth:`Recorder.switched_groups`: every row of a pstate switch, written at once."""
+        text = ascending_interval_set if ascending else distinct_interval_set
+        ms = self._machine_state(now, nb_busy)
+        if self._en is None:
+            self._ms(ms * len(groups))
+            return
+        account, rows = self._energy, self._rows
+        first = rows.row(now, account.offset + account.power * now, "p", wattmins[0])
+        again, t = rows.again, self._tg
+        if len(groups) == 1:
+            hosts, pstate = groups[0]
+            head = f"{t}{text(hosts)},"
+            self._ps(f"{head}-1\n{head}{pstate}\n")
+            self._ms(ms)
+            self._en(first + again("p", wattmins[1]))
+            return
+        self._ms(ms * len(groups))
+        parts = []
+        for hosts, pstate in groups:
+            head = f"{t}{text(hosts)},"
+            parts.append(f"{head}-1\n{head}{pstate}\n")
+        self._ps("".join(parts))
+        parts = [first, again("p", wattmins[1])]
+        for k in range(1, len(groups)):
+            w = again("p", wattmins[k])   # the wattmin after group k - 1 is the one before group k
+            parts.append(w)
+            parts.append(again("p", wattmins[k + 1]))
+        self._en("".join(parts))
 
     def job_finished(self, job: Job, state: JobState, start: float, finish: float,
                      allocation: tuple[int, ...] | None, energy: float, reason: str) -> None:

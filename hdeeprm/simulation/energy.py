@@ -183,13 +183,13 @@ class EnergyAccount:
         self._job_t[i] = now
         self._job_power[i] = idle
 
-    def computation_started(self, i: int, idx: np.ndarray, now: float, idle: float,
+    def computation_started(self, i: int, idx: np.ndarray | slice, now: float, idle: float,
                             comp: float) -> None:
         """A ``parallel_homogeneous`` job starts: its hosts switch from Idle to AllCores.
 
         Args:
             i: Job index.
-            idx: Host ids of the job, intp (k,).
+            idx: Host ids of the job, intp (k,), or the slice of them when they are one run.
             now: Start time in seconds.
             idle: Sum of the Idle wattages of the hosts' current pstates (W).
             comp: Sum of their AllCores wattages (W).
@@ -218,12 +218,12 @@ class EnergyAccount:
         self._job_t[i] = now
         return e
 
-    def job_ended(self, i: int, idx: np.ndarray, now: float, computed: bool) -> None:
+    def job_ended(self, i: int, idx: np.ndarray | slice, now: float, computed: bool) -> None:
         """Job ``i`` ends: record its energy; its hosts fall back to their Idle wattage.
 
         Args:
             i: Job index.
-            idx: Host ids of the job, intp (k,).
+            idx: Host ids of the job, intp (k,), or the slice of them when they are one run.
             now: End time in seconds.
             computed: The job is a ``parallel_homogeneous`` one (its hosts drew AllCores).
         """
@@ -248,6 +248,15 @@ class EnergyAccount:
             d = sum(new_idle) - sum(gather(self._cur_idle, idx))
         else:
             d = total(new_idle) - total(gather(self._cur_idle, idx))
+        self._d_idle += d
+        self.wattmin += d
+
+    def idle_switched(self, d: float) -> None:
+        """Hosts switched pstate, their Idle wattage changing by ``d`` W (what :meth:`switch_hosts` adds).
+
+        Args:
+            d: Sum of their new Idle wattages minus the sum of their old ones (W).
+        """
         self._d_idle += d
         self.wattmin += d
 

@@ -36,10 +36,10 @@ import numpy as np
 from hdeeprm.errors import SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation import checks
-from hdeeprm.simulation.energy import IDLE, EnergyAccount, gather
+from hdeeprm.simulation.energy import EnergyAccount, gather
 from hdeeprm.simulation.kernel import (DEFAULT_CLOCK, PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION,
                                        EventKernel)
-from hdeeprm.simulation.pstates import HostPstates
+from hdeeprm.simulation.pstates import HostPstates, release_hosts
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -139,8 +139,8 @@ class Engine(EventKernel):
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
         self._host_job: list[int] = [-1] * n
-        self._host_busy = [0.0] * n             # s of ended jobs per host (out_schedule.csv)
-        self._host_last_end = [-_INF] * n       # end of the last ended job per host (s)
+        self._host_busy = np.zeros(n)              # s of ended jobs per host (out_schedule.csv)
+        self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
 
         jobs = self._jobs = workload.jobs
@@ -153,7 +153,7 @@ class Engine(EventKernel):
         self.start_time = np.full(nj, np.nan)
         self.finish_time = np.full(nj, np.nan)
         self.allocation: list[tuple[int, ...] | None] = [None] * nj
-        self._alloc_idx: list[np.ndarray | None] = [None] * nj  # while running
+        self._alloc_idx: list[np.ndarray | slice | None] = [None] * nj  # while running (a slice: a run)
         self._remaining = [0.0] * nj   # FLOP left per host (parallel_homogeneous)
         self._rate = [0.0] * nj        # FLOP/s per host (lockstep rate)
         self._last = [0.0] * nj        # time of the last progress update (s)
@@ -270,7 +270,8 @@ class Engine(EventKernel):
         """Current pstate of each host, intp (nb_hosts,) (a new array)."""
         return np.array(self._hosts_now.pstate, dtype=np.intp)
 
-    def execute_job(self, job: Job, hosts: Sequence[int], gpus: Sequence[GpuShare] | None = None) -> None:
+    def execute_job(self, job: Job, hosts: Sequence[int], gpus: Sequence[GpuShare] | None = None, *,
+                    validate: bool = True) -> None:
         """Start a submitted job now on the given hosts and GPUs (Batsim EXECUTE_JOB).
 
         Its end is scheduled at once (docs/engine.rst, "Walltime", for the walltime kills). A job given GPUs
@@ -282,6 +283,8 @@ class Engine(EventKernel):
             hosts: Exactly ``job.res`` distinct, free host ids in ``[0, nb_hosts)`` (none for a job that asks
                 for no core).
             gpus: The job's placements on the GPU model's nodes, or None (no GPU).
+            validate: Check the host ids. Only a caller that picks free hosts of the platform itself (HDeepRM's
+                workload manager) may pass False with ``hosts`` an integer array of ``job.res`` ids (kept, not copied).
 
         Raises:
             SimulationError: The job is not waiting, or a host is out of range, repeated, busy,
@@ -289,7 +292,12 @@ class Engine(EventKernel):
                 ``parallel_homogeneous`` job.
         """
         i = checks.job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
-        if job.res or len(hosts):
+        if not validate:
+            alloc = tuple(hosts.tolist())
+            n, lo = len(alloc), alloc[0] if alloc else 0   # one ascending run: a slice (fast writes and sums)
+            idx = slice(lo, lo + n) if n > 2 and alloc[-1] - lo + 1 == n and alloc == tuple(range(lo, lo + n)) \
+                else hosts
+        elif job.res or len(hosts):
             alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
         else:
             alloc, idx = (), np.zeros(0, dtype=np.intp)
@@ -297,7 +305,7 @@ class Engine(EventKernel):
             raise SimulationError(f"execute job {job.id!r}: it requests {job.res} hosts, got "
                                   f"{len(alloc)} ({list(alloc)})")
         host_job = self._host_job
-        if alloc and max(gather(host_job, alloc)) >= 0:   # a job index: the host runs a job
+        if validate and alloc and max(gather(host_job, alloc)) >= 0:   # a job index: the host runs a job
             taken = [h for h in alloc if host_job[h] >= 0]
             raise SimulationError(f"execute job {job.id!r} at t = {self.now:g} s: hosts {taken} "
                                   f"are busy")
@@ -319,7 +327,7 @@ class Engine(EventKernel):
         self._n_started += 1
         account = self._account
         if self._is_ph[i]:
-            speed, idle, comp = self._hosts_now.summarise(alloc)
+            speed, idle, comp = self._hosts_now.summarise(alloc, idx)
             if account is not None:
                 account.computation_started(i, idx, now, idle, comp)
             self._remaining[i] = job.profile.cpu
@@ -366,11 +374,8 @@ class Engine(EventKernel):
         host_job, host_busy, host_last_end = self._host_job, self._host_busy, self._host_last_end
         now = self.now
         ran = now - float(self.start_time[i])
-        for h in self.allocation[i]:
-            host_job[h] = -1
-            host_busy[h] += ran
-            host_last_end[h] = now   # time never goes back: the last end on this host so far
-        self._n_busy -= len(idx)
+        release_hosts(self.allocation[i], idx, host_job, host_busy, host_last_end, ran, now)
+        self._n_busy -= len(self.allocation[i])
         if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
             self._gpu.end(i)
         computed = self._is_ph[i]
@@ -456,7 +461,8 @@ class Engine(EventKernel):
         Args:
             changes: Pstate -> distinct host ids; a host appears in one entry at most.
             validate: Check host ids and pstates. Only a caller that derives them from the
-                platform itself (HDeepRM's workload manager) may pass False, to save the checks.
+                platform itself (HDeepRM's workload manager) may pass False, to save the checks; each
+                entry's hosts must then be ascending (runs of consecutive hosts are switched by slices).
 
         Raises:
             SimulationError: A host id or a pstate is out of range.
@@ -464,31 +470,22 @@ class Engine(EventKernel):
         if validate:
             groups = [(alloc, p) for alloc, _, p in
                       checks.pstate_groups(changes, self._n_pstates, self._uniform_pstates)]
-        else:
-            groups = [(tuple(hosts), p) for p, hosts in changes.items()]
+        else:   # the manager's lists: ascending, distinct
+            groups = [(hosts, p) for p, hosts in changes.items()]
         if not groups:
             return
-        host_job = self._host_job
-        jobs_here = set(gather(host_job, groups[0][0]))
-        for alloc, _ in groups[1:]:
-            jobs_here.update(gather(host_job, alloc))
+        account, recorder = self._account, self._recorder
+        jobs_here, wattmins, n_switched = self._hosts_now.switch_groups(groups, self._host_job, account, not validate)
+        if self._ack:
+            self._pending_acks.extend((tuple(alloc), p) for alloc, p in groups)
+        self._grouped_switches += len(groups)
+        self._machine_switches += n_switched
+        if recorder is not None:
+            recorder.switched_groups(self.now, groups, wattmins, self._n_busy, not validate)
         jobs_here.discard(-1)
-        account, recorder, is_ph, now = self._account, self._recorder, self._is_ph, self.now
-        hosts_now = self._hosts_now
-        for alloc, p in groups:
-            if recorder is not None:
-                recorder.switching(now)
-            if account is not None:
-                account.switch_hosts(alloc, gather(hosts_now.tab[p][IDLE], alloc))
-            hosts_now.apply(alloc, p)
-            self._grouped_switches += 1
-            self._machine_switches += len(alloc)
-            if self._ack:
-                self._pending_acks.append((alloc, p))
-            if recorder is not None:
-                recorder.switched(now, alloc, p, self._n_busy)
+        is_ph, now = self._is_ph, self.now
         for j in sorted(jobs_here):
-            speed, idle, comp = self._hosts_now.summarise(self.allocation[j])
+            speed, idle, comp = self._hosts_now.summarise(self.allocation[j], self._alloc_idx[j])
             if is_ph[j]:
                 if account is not None:
                     account.rewatt(j, now, idle, comp)
@@ -593,8 +590,8 @@ class Engine(EventKernel):
             machine_states=[] if recorder is None else list(recorder.machine_states),
             pstate_changes=[] if recorder is None else list(recorder.pstate_changes),
             energy_log=[] if recorder is None else list(recorder.energy_log),
-            host_busy=np.array(self._host_busy, dtype=np.float64),
-            host_last_end=np.array(self._host_last_end, dtype=np.float64),
+            host_busy=self._host_busy.copy(),
+            host_last_end=self._host_last_end.copy(),
             scheduling_time=self._wall_sched,
             simulation_time=sim_time,
         )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, gather, host_runs, total
+from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
 
 #: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
 MANY = 64
@@ -37,12 +37,98 @@ class HostPstates:
         self.tab = [tuple(row.tolist() for row in table[p]) for p in range(table.shape[0])]
         self.cur = [[self.tab[p][k][h] for h, p in enumerate(self.pstate)] for k in (SPEED, IDLE, COMP)]
 
-    def summarise(self, hosts: Sequence[int]) -> tuple[float, float, float]:
-        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``."""
+    def summarise(self, hosts: Sequence[int], idx: np.ndarray | slice | None = None) -> tuple[float, float, float]:
+        """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``.
+
+        Args:
+            hosts: Host ids (the sums run in their order).
+            idx: The slice of ``hosts`` when they are one ascending run (read by slices), else anything.
+        """
         speed, idle, comp = self.cur
+        if isinstance(idx, slice):
+            hosts_speed, hosts_idle, hosts_comp = speed[idx], idle[idx], comp[idx]
+            if len(hosts_idle) <= SMALL:
+                return min(hosts_speed), sum(hosts_idle), sum(hosts_comp)
+            return min(hosts_speed), total(hosts_idle), total(hosts_comp)
         if len(hosts) <= SMALL:   # total's sum, inlined for the usual few hosts
             return min(gather(speed, hosts)), sum(gather(idle, hosts)), sum(gather(comp, hosts))
         return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
+
+    def switch_groups(self, groups: Sequence[tuple[Sequence[int], int]], host_job: list[int],
+                      account: EnergyAccount | None, ascending: bool) -> tuple[set[int], list[float], int]:
+        """Switch groups of hosts to new pstates, in order, keeping the energy account's Idle wattage.
+
+        Args:
+            groups: ``(host ids, pstate)`` of each group; the hosts of a group are distinct, valid, and in no
+                other group.
+            host_job: Job index on each host, -1 when free (the engine's).
+            account: The energy account, or None (no energy): told each group's Idle change
+                (:meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` or
+                :meth:`~hdeeprm.simulation.energy.EnergyAccount.idle_switched`).
+            ascending: Every group's hosts are in ascending order (runs are then switched by slices).
+
+        Returns:
+            The indexes of the jobs on the switched hosts (-1 may be among them), the account's ``wattmin``
+            before the first group and after each (empty without an account), and the number of hosts switched.
+        """
+        jobs_here: set[int] = set()
+        wattmins = [] if account is None else [account.wattmin]
+        n_switched = 0
+        for alloc, p in groups:
+            n = len(alloc)
+            n_switched += n
+            a = alloc[0]
+            on = host_job[a:a + n] if ascending and alloc[-1] - a + 1 == n else gather(host_job, alloc)
+            if max(on) >= 0:
+                jobs_here.update(on)
+            if not ascending:
+                if account is not None:
+                    account.switch_hosts(alloc, gather(self.tab[p][IDLE], alloc))
+                self.apply(alloc, p)
+            else:
+                d = self.switch(alloc, p)
+                if account is not None:
+                    account.idle_switched(d)
+            if account is not None:
+                wattmins.append(account.wattmin)
+        return jobs_here, wattmins, n_switched
+
+    def switch(self, hosts: Sequence[int], p: int) -> float:
+        """Switch ``hosts`` (ascending, distinct) to pstate ``p``; returns the change of their Idle wattage.
+
+        The one-pass version of :meth:`apply` for host lists in ascending order (the workload manager's):
+        a run of consecutive hosts, the usual case, is read and copied by slices.
+
+        Args:
+            hosts: Host ids, ascending and distinct (not checked), at least one.
+            p: Pstate valid for each of them.
+
+        Returns:
+            Sum of their new Idle wattages minus the sum of their old ones (W), summed as
+            :meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` sums them (same figure to the bit).
+        """
+        speed, idle, comp = self.tab[p]
+        cur_speed, cur_idle, cur_comp = self.cur
+        n = len(hosts)
+        a = hosts[0]
+        if n == 1:   # sum() of one value is that value
+            new, old = idle[a], cur_idle[a]
+            cur_speed[a], cur_idle[a], cur_comp[a] = speed[a], new, comp[a]
+            self.pstate[a] = p
+            return new - old
+        b = hosts[-1] + 1
+        if b - a != n:   # not one run: gathers, then the per-host copies of apply()
+            new, old = gather(idle, hosts), gather(cur_idle, hosts)
+            d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
+            self.apply(hosts, p)
+            return d
+        new, old = idle[a:b], cur_idle[a:b]
+        d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
+        cur_idle[a:b] = new
+        cur_speed[a:b] = speed[a:b]
+        cur_comp[a:b] = comp[a:b]
+        self.pstate[a:b] = [p] * n
+        return d
 
     def apply(self, hosts: Sequence[int], p: int) -> None:
         """Switch ``hosts`` to pstate ``p`` (valid for each of them)."""
@@ -62,3 +148,26 @@ class HostPstates:
             cur_idle[a:b] = idle[a:b]
             cur_comp[a:b] = comp[a:b]
             pstate[a:b] = [p] * (b - a)
+
+
+def release_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: list[int], host_busy: np.ndarray,
+                  host_last_end: np.ndarray, ran: float, now: float) -> None:
+    """A job that ran ``ran`` seconds on ``hosts`` ended at ``now``: the engine's per-host state, updated in place.
+
+    Args:
+        hosts: The job's host ids, distinct (any order).
+        idx: The same as an intp array, or as a slice when they are one ascending run.
+        host_job: Job index on each host: set to -1 (free).
+        host_busy: Seconds of ended jobs on each host, float64 (nb_hosts,): ``ran`` added (one addition per host).
+        host_last_end: End of the last ended job on each host (s), float64 (nb_hosts,): set to ``now`` (time never
+            goes back).
+        ran: The job's run time (s).
+        now: Its end time (s).
+    """
+    host_busy[idx] += ran
+    host_last_end[idx] = now
+    if isinstance(idx, slice):
+        host_job[idx] = [-1] * len(hosts)
+        return
+    for h in hosts:
+        host_job[h] = -1

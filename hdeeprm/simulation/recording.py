@@ -10,6 +10,7 @@ that nothing is kept.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hdeeprm.simulation.energy import EnergyAccount
@@ -96,6 +97,32 @@ class Recorder:
         account = self._energy
         if account is not None:
             self.energy_log.append((now, account.energy(now), "p", account.wattmin))
+
+    def switched_groups(self, now: float, groups: Sequence[tuple[Sequence[int], int]], wattmins: Sequence[float],
+                        nb_busy: int, ascending: bool = False) -> None:
+        """Several groups of hosts switched pstate at ``now``: for each, :meth:`switching` then :meth:`switched`.
+
+        The platform energy does not change during a switch (its power changes after the last group).
+
+        Args:
+            now: Time of the switch in seconds.
+            groups: ``(host ids, new pstate)`` of each group, in the order they switched.
+            wattmins: :attr:`EnergyAccount.wattmin` before the first group, then after each (len(groups) + 1
+                values; empty without energy).
+            nb_busy: Number of hosts that run a job.
+            ascending: The hosts of every group are in ascending order (a writer may use it).
+        """
+        machine_state = (now, self._nb_hosts - nb_busy, nb_busy)
+        for hosts, pstate in groups:
+            hosts = tuple(hosts)
+            self.pstate_changes.append((now, hosts, -1))
+            self.pstate_changes.append((now, hosts, pstate))
+            self.machine_states.append(machine_state)
+        if self._energy is not None:
+            energy = self._energy.energy(now)
+            for before, after in zip(wattmins, wattmins[1:]):
+                self.energy_log.append((now, energy, "p", before))
+                self.energy_log.append((now, energy, "p", after))
 
     def job_finished(self, job: Job, state: JobState, start: float, finish: float,
                      allocation: tuple[int, ...] | None, energy: float, reason: str) -> None:
