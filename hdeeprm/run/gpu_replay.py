@@ -75,8 +75,8 @@ class GpuReplay:
 
     Each call of :meth:`advance` moves the kernel to the next instant with an event and takes its submissions
     and completions in; the caller then starts jobs (:meth:`apply`, with placements from :attr:`manager`) and
-    records the instant (:meth:`record`, or the next :meth:`advance` does). The Gymnasium environments drive a replay this way, taking
-    decisions one job at a time (:meth:`~hdeeprm.decision.gpu_manager.GpuManager.place_on`).
+    records the instant (:meth:`record`, or the next :meth:`advance` does). The Gymnasium environments drive a
+    replay this way, taking decisions one job at a time (:meth:`~hdeeprm.decision.gpu_manager.GpuManager.place_on`).
 
     Args:
         cluster: The GPU cluster.
