@@ -30,7 +30,8 @@ import numpy as np
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.decision.gpu_manager import Placement, fit_together, split_in_proportion
-from hdeeprm.decision.gpu_placement import PlacementPolicy, PlacementState, PodRequest, placement_policy, select_node
+from hdeeprm.decision.gpu_placement import (PlacementPolicy, PlacementState, PodRequest, placement_policy, plan_parts,
+                                            select_node)
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.model import Job
@@ -142,20 +143,7 @@ class GpuBinder:
         room = np.bincount(self.core_node[free], minlength=self.cluster.nb_nodes)
         if mem is not None:
             room = np.minimum(np.floor(mem / job.mem), room)
-        taken: list[tuple[int, np.ndarray, PodRequest]] = []
-        for cores, pod in parts:
-            nodes = state.fitting_nodes(pod)
-            nodes = nodes[room[nodes] >= cores]
-            if len(nodes) == 0:
-                break
-            node = int(nodes[np.argmin(state.total_left[nodes])])
-            gpus = state.choose_gpus(node, pod, "best", None)
-            state.place(node, gpus, pod)
-            room[node] -= cores
-            taken.append((node, gpus, pod))
-        for node, gpus, pod in reversed(taken):
-            state.release(node, gpus, pod)
-        return len(taken) == len(parts)
+        return plan_parts(state, [pod for _, pod in parts], (room * MILLI).astype(np.int64)) is not None
 
     def what_if(self) -> PlacementState:
         """A copy of the GPU state to release and take resources in (backfilling's reservations)."""

@@ -50,7 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, placement_policy, select_node
+from hdeeprm.decision.gpu_placement import (PlacementState, PodRequest, placement_policy, plan_parts,
+                                            select_node)
 from hdeeprm.decision.gpu_reservations import ReservationProfile
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
@@ -110,22 +111,8 @@ def split_in_proportion(total: int, parts: list[int], whole: int) -> list[int]:
 
 
 def fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
-    """Whether the parts of a job fit the cluster state ``empty`` at once (left as it was).
-
-    Each part goes on the fitting node with the fewest free GPUs, largest part first.
-    """
-    done = []
-    for pod in pods:
-        nodes = empty.fitting_nodes(pod)
-        if len(nodes) == 0:
-            break
-        node = int(nodes[np.argmin(empty.total_left[nodes])])
-        gpus = empty.choose_gpus(node, pod, "best", None)
-        empty.place(node, gpus, pod)
-        done.append((node, gpus, pod))
-    for node, gpus, pod in reversed(done):
-        empty.release(node, gpus, pod)
-    return len(done) == len(pods)
+    """Whether the parts of a job fit the cluster state ``empty`` at once, left as it was (:func:`plan_parts`)."""
+    return plan_parts(empty, pods) is not None
 
 
 def _fits_now(state: PlacementState, placed: list[Placement]) -> bool:

@@ -33,7 +33,7 @@ fully free ones (``open_gpu_share.go``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -377,6 +377,41 @@ def placement_policy(spec: str) -> PlacementPolicy:
             raise OptionsError(f"placement {spec!r}: the weight of {name.strip()!r} must be a number, got "
                                f"{weight!r} (write e.g. 'fgd:1+best_fit:0.5')") from None
     return weighted_placement(weights)
+
+
+def plan_parts(state: PlacementState, pods: Sequence[PodRequest], room: np.ndarray | None = None
+               ) -> list[tuple[int, np.ndarray, PodRequest]] | None:
+    """Where a job's parts would go at once on ``state``: each on the fitting node with the fewest free GPUs.
+
+    The rule of the reservations (EASY's head check, conservative backfilling's plans, a gang's fit on a
+    mixed platform); ``state`` is left as it was.
+
+    Args:
+        state: Free resources (a real or what-if state).
+        pods: The job's parts, placed in this order (each sees the ones before it taken).
+        room: Optional extra limit per node in the pods' CPU unit (e.g. the cores node memory allows), int (N,),
+            consumed by the parts; None for none.
+
+    Returns:
+        ``(node, GPUs, pod)`` of each part, or None when a part fits no node.
+    """
+    done: list[tuple[int, np.ndarray, PodRequest]] = []
+    room = None if room is None else room.copy()
+    for pod in pods:
+        nodes = state.fitting_nodes(pod)
+        if room is not None:
+            nodes = nodes[room[nodes] >= pod.cpu]
+        if len(nodes) == 0:
+            break
+        node = int(nodes[np.argmin(state.total_left[nodes])])
+        gpus = state.choose_gpus(node, pod, "best", None)
+        state.place(node, gpus, pod)
+        if room is not None:
+            room[node] -= pod.cpu
+        done.append((node, gpus, pod))
+    for node, gpus, pod in reversed(done):
+        state.release(node, gpus, pod)
+    return done if len(done) == len(pods) else None
 
 
 def select_node(state: PlacementState, pod: PodRequest, policy: PlacementPolicy, rank: np.ndarray,

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hdeeprm.decision.gpu_placement import PlacementState, PodRequest
-from hdeeprm.platform.openb import MILLI
+from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, plan_parts
 
 
 class ReservationProfile:
@@ -41,6 +40,7 @@ class ReservationProfile:
         self.memory = np.empty((size, nodes), dtype=np.int64)
         self.gpu = np.empty((size, nodes, width), dtype=np.int64)
         self.model, self.active = state.model, state.active
+        self._state = state.free_copy()   # a what-if state to plan in, its free resources taken from a row
         self.cpu[0], self.memory[0], self.gpu[0] = state.cpu_left, state.memory_left, state.gpu_left
         self.used = 1
         self.times: list[float] = [now]
@@ -105,7 +105,7 @@ class ReservationProfile:
         return (np.flatnonzero(ok.any(axis=1)) + first).tolist()
 
     def plan(self, position: int, pods: Sequence[PodRequest], placement: type) -> list | None:
-        """Where a job's parts go at ``times[position]``: each on the fitting node with the fewest free GPUs.
+        """Where a job's parts go at ``times[position]`` (:func:`~hdeeprm.decision.gpu_placement.plan_parts`).
 
         Args:
             position: A position in :attr:`times`.
@@ -116,32 +116,12 @@ class ReservationProfile:
             The placements, or None when a part fits no node then.
         """
         row = self.rows[position]
-        cpu, memory, gpu = self.cpu[row].copy(), self.memory[row].copy(), self.gpu[row].copy()
-        done = []
-        for pod in pods:
-            ok = (cpu >= pod.cpu) & (memory >= pod.memory)
-            if self.active is not None:
-                ok &= self.active
-            if pod.num_gpu:
-                ok &= pod.allowed[self.model]
-                ok &= (gpu >= pod.gpu_milli).sum(axis=1) >= pod.num_gpu
-            nodes = np.flatnonzero(ok)
-            if len(nodes) == 0:
-                return None
-            node = int(nodes[np.argmin(gpu[nodes].sum(axis=1))])
-            left = gpu[node]
-            if not pod.num_gpu:
-                gpus = np.empty(0, dtype=np.int64)
-            elif not pod.shares_gpu:
-                gpus = np.flatnonzero(left == MILLI)[:pod.num_gpu]
-            else:
-                fits = np.flatnonzero(left >= pod.gpu_milli)
-                gpus = fits[np.argmin(left[fits])][None]
-            cpu[node] -= pod.cpu
-            memory[node] -= pod.memory
-            gpu[node, gpus] -= pod.gpu_milli
-            done.append(placement(node, gpus, pod))
-        return done
+        then = self._state.free_copy()
+        then.cpu_left, then.memory_left = self.cpu[row].copy(), self.memory[row].copy()
+        then.gpu_left = self.gpu[row].copy()
+        then.total_left = then.gpu_left.sum(axis=1)
+        parts = plan_parts(then, pods)
+        return None if parts is None else [placement(node, gpus, pod) for node, gpus, pod in parts]
 
     def holds(self, position: int, end: float, placed: Sequence) -> bool:
         """Whether every row from ``times[position]`` to before ``end`` has room for ``placed`` where it is."""

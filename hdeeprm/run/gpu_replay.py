@@ -24,10 +24,10 @@ from hdeeprm.outputs.gpu_outputs import gpu_summary
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.run.session import drive
 from hdeeprm.simulation.engine import Engine
-from hdeeprm.simulation.results import GpuTimeline, SimulationResult
+from hdeeprm.simulation.results import GpuTimeline, SimulationResult, rejected_mask
 from hdeeprm.simulation.gpu_model import GpuModel, GpuSpeedModel
 from hdeeprm.workload.gpu_jobs import GpuJobs
-from hdeeprm.workload.model import DELAY, Job, JobState, Profile, Workload
+from hdeeprm.workload.model import DELAY, Job, Profile, Workload
 
 __all__ = ["GpuRunConfig", "GpuReplay", "simulate_gpu", "kernel_workload", "policy_decision"]
 
@@ -125,7 +125,7 @@ class GpuReplay:
     @property
     def rejected(self) -> np.ndarray:
         """Whether each job was rejected so far, bool (J,)."""
-        return np.fromiter((s is JobState.REJECTED for s in self.engine.state), dtype=bool, count=len(self.jobs))
+        return rejected_mask(self.engine.state)
 
     @property
     def events_left(self) -> bool:

@@ -19,6 +19,11 @@ from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.workload.model import Job, JobState, Workload
 
 
+def rejected_mask(states: list[JobState]) -> np.ndarray:
+    """Whether each job was rejected (REJECT_JOB), bool (len(states),), from the jobs' states."""
+    return np.fromiter((s is JobState.REJECTED for s in states), dtype=bool, count=len(states))
+
+
 @dataclass(slots=True)
 class Batch:
     """All events of one simulated instant, delivered together (Batsim ideal-network order).
@@ -125,7 +130,7 @@ class SimulationResult:
     @property
     def rejected(self) -> np.ndarray:
         """Whether each job was rejected (REJECT_JOB), bool (nb_jobs,)."""
-        return np.fromiter((s is JobState.REJECTED for s in self.state), dtype=bool, count=len(self.state))
+        return rejected_mask(self.state)
 
 
 @dataclass(slots=True)
