@@ -175,6 +175,8 @@ class ResourceState:
         self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
         self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
+        # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
+        self._one_core_each = all(n == 1 for n in self._count)
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -253,6 +255,8 @@ class ResourceState:
             self._load_processor(job, p0, cl, sign, now, changes)
         elif len(cl) > MANY:
             return self._load_many(job, cores, self.hierarchy.core_processor[cores], sign, now)
+        elif self._one_core_each:
+            self._load_whole_processors(job, cl, sign, now, changes)
         else:
             per_proc: dict[int, list[int]] = {}
             for c in cl:
@@ -353,6 +357,52 @@ class ResourceState:
                 # Bandwidth sums come back to zero exactly only up to rounding.
                 used_of[p] = used_list[p] = v if busy else 0.0
             settle(p, busy, cs, sign, now, changes)
+
+    def _load_whole_processors(self, job: Job, cl: list[int], sign: int, now: float,
+                               changes: dict[int, list[int]]) -> None:
+        """:meth:`_load_processors` when every processor holds one core: the job takes or frees whole processors.
+
+        The same sums, records and switches as :meth:`_load_processors` followed by :meth:`_settle`'s
+        whole-processor case, in one loop (no per-processor calls but the model's).
+        """
+        proc_of = self._proc_of
+        procs = sorted(proc_of[c] for c in cl)
+        mem, bw = job.mem, job.mem_bw
+        if mem > 0.0:
+            d = -sign * mem
+            per_node: dict[int, int] = {}
+            node_of = self._node
+            for p in procs:
+                node = node_of[p]
+                per_node[node] = per_node.get(node, 0) + 1
+            free_mem = self.node_free_mem
+            for node, k in per_node.items():
+                v = float(free_mem[node])
+                for _ in range(k):
+                    v += d
+                free_mem[node] = v
+        busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
+        run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over, self._mem_bw, self._first
+        pstates = self.model.pstates
+        d = sign * bw
+        for p in procs:
+            busy = busy_list[p] + sign
+            busy_of[p] = busy_list[p] = busy
+            if bw > 0.0:
+                # Bandwidth sums come back to zero exactly only up to rounding.
+                used_of[p] = used_list[p] = used_list[p] + d if busy else 0.0
+            used, cap = used_list[p], cap_of[p]
+            if (busy > 0 and used > cap) != over_of[p]:
+                self._record_one(p, not over_of[p], now)
+            run, idle = pstates(busy, used, cap)
+            before, after = (idle_of[p], run) if sign > 0 else (run_of[p], idle)
+            run_of[p], idle_of[p] = run, idle
+            if after != before:
+                listed = changes.get(after)
+                if listed is None:
+                    changes[after] = [first_of[p]]
+                else:
+                    listed.append(first_of[p])
 
     def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
                 changes: dict[int, list[int]]) -> None:

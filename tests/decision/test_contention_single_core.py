@@ -1,0 +1,39 @@
+"""The one-core-processor path of the contention model (the IBM SP2 platforms) against the general one."""
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from hdeeprm.decision.contention import ResourceState
+from hdeeprm.platform import load_platform
+from hdeeprm.workload.convert import swf_to_workload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_whole_processor_loads_equal_the_per_processor_ones_to_the_bit(shared):
+    """KTH-SP2's jobs on its 100 one-core processors: same switches, sums and over-utilization records."""
+    hierarchy = load_platform(ROOT / "platforms" / "kth_sp2.json")
+    jobs = swf_to_workload(shared / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz", nb_cores=hierarchy.nb_cores,
+                           reference_speed=hierarchy.reference_speed, nb_jobs=400, seed=0).jobs
+    fast, slow = ResourceState(hierarchy), ResourceState(hierarchy)
+    assert fast._one_core_each
+    slow._one_core_each = False   # the general path: a dict of cores per processor, then one settle each
+    rng = np.random.default_rng(5)
+    running: list[tuple] = []
+    now = 0.0
+    for job in jobs:
+        job = replace(job, mem=float(rng.choice([0.0, 96.5])))   # the memory sums too
+        while running and (fast.nb_free < job.res or rng.random() < 0.3):
+            done, cores = running.pop(int(rng.integers(len(running))))
+            now += float(rng.uniform(0.0, 50.0))
+            assert fast.release(done, cores, now) == slow.release(done, cores, now)
+        if fast.nb_free < job.res:
+            continue
+        cores = rng.choice(np.flatnonzero(fast.core_free), size=job.res, replace=False)
+        assert fast.allocate(job, cores, now) == slow.allocate(job, cores, now)
+        running.append((job, cores.tolist()))
+        for name in ("core_pstate", "processor_busy", "processor_used_bw", "node_free_mem", "overutilization"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name), equal_nan=True), name
+    assert fast.overutilization_report(now) == slow.overutilization_report(now)
+    assert fast.overutilization[:, 0].sum() > 0   # the P2SC's bandwidth is over-used: the records were exercised
