@@ -32,7 +32,7 @@ import numpy as np
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import Registry
-from hdeeprm.simulation.energy import host_runs
+from hdeeprm.simulation.runs import MANY, HostRuns, expand
 from hdeeprm.workload.model import Job
 
 
@@ -118,9 +118,6 @@ def make_contention_model(name: str) -> ContentionModel:
     return CONTENTION_MODELS[name]()
 
 
-#: Jobs of more cores than this, on several processors, are loaded with NumPy (one call per
-#: array instead of Python per processor).
-MANY = 64
 #: Pstate switches of more cores than this are written into ``core_pstate`` with NumPy.
 MANY_SET = 24
 
@@ -154,11 +151,12 @@ class ResourceState:
         self.processor_busy = np.zeros(h.nb_processors, dtype=np.int64)
         self.processor_used_bw = np.zeros(h.nb_processors, dtype=np.float64)
         self.nb_free = h.nb_cores
-        # Over-utilization per processor: events, seconds, start of the open one (NaN: none open).
-        self._over_events: list[int] = [0] * h.nb_processors
-        self._over_seconds: list[float] = [0.0] * h.nb_processors
-        self._over_since: list[float] = [math.nan] * h.nb_processors
-        self._over: list[bool] = [False] * h.nb_processors
+        # Over-utilization per processor: events, seconds, start of the open one (NaN: none open), whether
+        # one is open (arrays: a large job opens or closes hundreds at once).
+        self._over_events = np.zeros(h.nb_processors, dtype=np.int64)
+        self._over_seconds = np.zeros(h.nb_processors, dtype=np.float64)
+        self._over_since = np.full(h.nb_processors, math.nan)
+        self._over = np.zeros(h.nb_processors, dtype=bool)
         # Pstate the model gave the busy and the idle cores of each processor at its last update.
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
         self._run: list[int] = [run0] * h.nb_processors
@@ -182,24 +180,36 @@ class ResourceState:
             return self.core_free
         return self.core_free & (self.node_free_mem[self.hierarchy.core_node] >= mem)
 
-    def allocate(self, job: Job, cores: np.ndarray, now: float) -> dict[int, list[int]]:
+    def allocate(self, job: Job, cores: np.ndarray | HostRuns, now: float) -> dict[int, list[int] | HostRuns]:
         """Mark ``cores`` busy with ``job`` and return the pstate switches this causes.
 
         Args:
             job: The job being started.
-            cores: Core ids, int, shape (job.res,); they must be candidates.
+            cores: Core ids, int, shape (job.res,), or a :class:`~hdeeprm.simulation.runs.HostRuns` of them;
+                they must be candidates.
             now: Current time in seconds (for the over-utilization record).
 
         Returns:
-            ``{pstate: [core ids]}`` of cores whose pstate changes, pstates ascending.
+            ``{pstate: core ids}`` of cores whose pstate changes, pstates ascending, ids ascending: a list, or
+            a :class:`~hdeeprm.simulation.runs.HostRuns` above :data:`~hdeeprm.simulation.runs.MANY` cores.
         """
+        if len(cores) > MANY:   # a large job: by the runs of its cores (see _load_runs)
+            runs = cores if type(cores) is HostRuns else HostRuns.of(cores)
+            self._mark_runs(runs, False, job.index)
+            self.nb_free -= len(runs)
+            return self._load_runs(job, runs, 1, now)
         cl = cores.tolist()
         self._mark(cores, cl, False, job.index)
         self.nb_free -= len(cl)
         return self._load(job, cl, cores, 1, now)
 
-    def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
-        """Free the cores of a finished ``job``; returns the pstate switches this causes."""
+    def release(self, job: Job, cores: Sequence[int] | HostRuns, now: float) -> dict[int, list[int] | HostRuns]:
+        """Free the cores of a finished ``job``; returns the pstate switches this causes (as :meth:`allocate`)."""
+        if len(cores) > MANY:
+            runs = cores if type(cores) is HostRuns else HostRuns.of(np.asarray(cores, dtype=np.int64))
+            self._mark_runs(runs, True, -1)
+            self.nb_free += len(runs)
+            return self._load_runs(job, runs, -1, now)
         cores = np.asarray(cores, dtype=np.int64)
         cl = cores.tolist()
         self._mark(cores, cl, True, -1)
@@ -219,21 +229,25 @@ class ResourceState:
         self.core_free[cores] = free
         self.core_job[cores] = job
         flags = self._free
-        if n > MANY:   # the list by slices over runs of consecutive cores
-            for a, b in zip(*host_runs(cl)):
-                flags[a:b + 1] = [free] * (b + 1 - a)
-            return
         for c in cl:
             flags[c] = free
+
+    def _mark_runs(self, runs: HostRuns, free: bool, job: int) -> None:
+        """:meth:`_mark` of a large core set, by slices over its runs."""
+        core_free, core_job, flags = self.core_free, self.core_job, self._free
+        for a, b in zip(runs.starts, runs.stops):
+            core_free[a:b] = free
+            core_job[a:b] = job
+            flags[a:b] = [free] * (b - a)
 
     def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
               now: float) -> dict[int, list[int]]:
         """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on its cores.
 
-        Plain Python over the job's processors when the job is small (most are), where NumPy's
-        per-call cost would dominate; only cores whose pstate really changes are visited (see
-        :meth:`_settle`). NumPy over all their cores (:meth:`_load_many`) for a job of more
-        than :data:`MANY` cores spread over several processors.
+        Plain Python over the job's processors for a job of up to
+        :data:`~hdeeprm.simulation.runs.MANY` cores (most are), where NumPy's per-call cost would
+        dominate; only cores whose pstate really changes are visited (see :meth:`_settle`). Larger
+        jobs go by :meth:`_load_runs`.
 
         Args:
             job: The job.
@@ -251,8 +265,6 @@ class ResourceState:
         first = self._first[p0]
         if min(cl) >= first and max(cl) < first + self._count[p0]:   # processors hold consecutive cores
             self._load_processor(job, p0, cl, sign, now, changes)
-        elif len(cl) > MANY:
-            return self._load_many(job, cores, self.hierarchy.core_processor[cores], sign, now)
         else:
             per_proc: dict[int, list[int]] = {}
             for c in cl:
@@ -277,34 +289,102 @@ class ResourceState:
             return dict(sorted(changes.items()))
         return changes
 
-    def _load_many(self, job: Job, cores: np.ndarray, procs: np.ndarray, sign: int,
-                   now: float) -> dict[int, list[int]]:
-        """:meth:`_load` with NumPy over every core of the job's processors (large jobs)."""
+    def _load_runs(self, job: Job, runs: HostRuns, sign: int, now: float) -> dict[int, list[int] | HostRuns]:
+        """:meth:`_load` of a large job, by the runs of its cores: NumPy over its processors.
+
+        The job's cores on each processor come from the runs (processors hold consecutive cores,
+        in processor order); memory and bandwidth are added core by core (``numpy.add.at``, as
+        :meth:`_load_processors`); a processor the job holds whole switches all its cores at once
+        (they were all in one pstate), the processors it shares are looked at core by core.
+
+        Returns:
+            As :meth:`_load`, each pstate's cores ascending: a :class:`~hdeeprm.simulation.runs.HostRuns`
+            above :data:`~hdeeprm.simulation.runs.MANY` cores, else a list.
+        """
         h = self.hierarchy
+        first_np, count_np = self._first_np, self._count_np
+        starts, stops = np.array(runs.starts, dtype=np.int64), np.array(runs.stops, dtype=np.int64)
+        lo = h.core_processor[starts]
+        lens = h.core_processor[stops - 1] - lo + 1
+        procs = expand(lo, lens)
+        which = np.repeat(np.arange(lens.size), lens)
+        pfirst = first_np[procs]
+        mine = np.minimum(stops[which], pfirst + count_np[procs]) - np.maximum(starts[which], pfirst)
+        if lens.size > 1:   # a processor may hold cores of several runs
+            order = np.argsort(procs, kind="stable")
+            procs, mine = procs[order], mine[order]
+            head = np.r_[True, procs[1:] != procs[:-1]]
+            if not head.all():
+                mine, procs = np.add.reduceat(mine, np.flatnonzero(head)), procs[head]
+        keep = mine > 0   # a processor without cores in a run's range
+        if not keep.all():
+            procs, mine = procs[keep], mine[keep]
+        self.processor_busy[procs] += sign * mine
+        nb_busy = self.processor_busy[procs]
         if job.mem > 0.0:
-            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
-        np.add.at(self.processor_busy, procs, sign)
+            np.add.at(self.node_free_mem, h.processor_node[np.repeat(procs, mine)], -sign * job.mem)
         if job.mem_bw > 0.0:
-            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
+            np.add.at(self.processor_used_bw, np.repeat(procs, mine), sign * job.mem_bw)
             # Bandwidth sums come back to zero exactly only up to rounding.
-            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
-        parr = np.unique(procs)
-        nb_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
-        for p, over in zip(parr.tolist(), ((nb_busy > 0) & (used > cap)).tolist()):
-            self._record_one(p, over, now)
+            self.processor_used_bw[procs[nb_busy == 0]] = 0.0
+        used, cap = self.processor_used_bw[procs], self._mem_bw_np[procs]
+        over = (nb_busy > 0) & (used > cap)
+        self._record_many(procs, over, now)
         run, idle = self.model.pstates_many(nb_busy, used, cap)
-        for p, r, i, b, u in zip(parr.tolist(), run.tolist(), idle.tolist(), nb_busy.tolist(), used.tolist()):
-            self._run[p], self._idle[p] = r, i
-            self._busy[p], self._used[p] = b, u
-        counts = self._count_np[parr]
-        ends = np.cumsum(counts)
-        all_cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
-        wanted = np.where(self.core_free[all_cores], np.repeat(idle, counts), np.repeat(run, counts))
-        differ = wanted != self.core_pstate[all_cores]
-        all_cores, wanted = all_cores[differ], wanted[differ]
-        self.core_pstate[all_cores] = wanted
-        # Pstates present, ascending (bincount: the pstates are small ints; np.unique would sort every core).
-        return {ps: all_cores[wanted == ps].tolist() for ps in np.flatnonzero(np.bincount(wanted)).tolist()}
+        self._keep_lists(procs, run, idle, nb_busy, used)
+        count, first = count_np[procs], first_np[procs]
+        full = mine == count   # processors the job holds whole: their cores go from one pstate to `after`
+        after = (run if sign > 0 else idle)[full]
+        a_full = first[full]
+        moved = after != self.core_pstate[a_full]
+        a, b, ps = a_full[moved], a_full[moved] + count[full][moved], after[moved]
+        if not full.all():   # processors shared with other jobs or free cores: core by core
+            part = ~full
+            cores = expand(first[part], count[part])
+            wanted = np.where(self.core_free[cores], np.repeat(idle[part], count[part]),
+                              np.repeat(run[part], count[part]))
+            differ = wanted != self.core_pstate[cores]
+            a, b, ps = np.r_[a, cores[differ]], np.r_[b, cores[differ] + 1], np.r_[ps, wanted[differ]]
+        return self._switches(a, b, ps)
+
+    def _keep_lists(self, procs: np.ndarray, run: np.ndarray, idle: np.ndarray, nb_busy: np.ndarray,
+                    used: np.ndarray) -> None:
+        """Write the per-processor lists of ``procs`` (ascending) by slices over their runs."""
+        cut = (np.flatnonzero(np.diff(procs) != 1) + 1).tolist()
+        firsts = procs[[0, *cut]].tolist()
+        cut = [0, *cut, procs.size]
+        run, idle, nb_busy, used = run.tolist(), idle.tolist(), nb_busy.tolist(), used.tolist()
+        for r, p in enumerate(firsts):
+            s, e = cut[r], cut[r + 1]
+            q = p + e - s
+            self._run[p:q], self._idle[p:q] = run[s:e], idle[s:e]
+            self._busy[p:q], self._used[p:q] = nb_busy[s:e], used[s:e]
+
+    def _switches(self, a: np.ndarray, b: np.ndarray, ps: np.ndarray) -> dict[int, list[int] | HostRuns]:
+        """Apply the ranges of cores ``[a, b)`` whose pstate becomes ``ps`` to :attr:`core_pstate`.
+
+        Returns:
+            ``{pstate: cores}`` as :meth:`_load_runs` returns it.
+        """
+        changes: dict[int, list[int] | HostRuns] = {}
+        if not a.size:
+            return changes
+        order = np.argsort(a)
+        a, b, ps = a[order], b[order], ps[order]
+        core_pstate = self.core_pstate
+        for p in np.flatnonzero(np.bincount(ps)).tolist():   # pstates present, ascending
+            mine = ps == p
+            pa, pb = a[mine], b[mine]
+            join = pa[1:] == pb[:-1]   # adjacent ranges make one run
+            starts, stops = pa[np.r_[True, ~join]].tolist(), pb[np.r_[~join, True]].tolist()
+            for s, e in zip(starts, stops):
+                core_pstate[s:e] = p
+            n = int((pb - pa).sum())
+            if n > MANY:
+                changes[p] = HostRuns(starts, stops)
+            else:
+                changes[p] = [c for s, e in zip(starts, stops) for c in range(s, e)]
+        return changes
 
     def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
                         changes: dict[int, list[int]]) -> None:
@@ -405,6 +485,19 @@ class ResourceState:
         else:
             listed.extend(cores)
 
+    def _record_many(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
+        """:meth:`_record_one` for processors ``procs`` (distinct), now over-subscribed or not (``over``)."""
+        changed = over != self._over[procs]
+        if not changed.any():
+            return
+        procs, over = procs[changed], over[changed]
+        self._over[procs] = over
+        opened, closed = procs[over], procs[~over]
+        self._over_since[opened] = now
+        self._over_events[opened] += 1
+        self._over_seconds[closed] += now - self._over_since[closed]
+        self._over_since[closed] = math.nan
+
     def _record_one(self, p: int, over: bool, now: float) -> None:
         if over == self._over[p]:
             return
@@ -423,8 +516,7 @@ class ResourceState:
         Per processor: [times it became over-subscribed, seconds spent over-subscribed in the
         periods already closed].
         """
-        return np.column_stack((np.array(self._over_events, dtype=np.float64),
-                                np.array(self._over_seconds, dtype=np.float64)))
+        return np.column_stack((self._over_events.astype(np.float64), self._over_seconds.copy()))
 
     def overutilization_report(self, now: float) -> dict:
         """Memory-bandwidth over-utilization per processor, for ``overutilizations.json``.
