@@ -32,7 +32,7 @@ import numpy as np
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import Registry
-from hdeeprm.simulation.runs import MANY, HostRuns, expand
+from hdeeprm.simulation.runs import MANY, HostRuns
 from hdeeprm.workload.model import Job
 
 
@@ -157,22 +157,27 @@ class ResourceState:
         self._over_seconds = np.zeros(h.nb_processors, dtype=np.float64)
         self._over_since = np.full(h.nb_processors, math.nan)
         self._over = np.zeros(h.nb_processors, dtype=bool)
+        # Their element views (the small-job path, one processor at a time).
+        self._over_v, self._events_v = memoryview(self._over), memoryview(self._over_events)
+        self._seconds_v, self._since_v = memoryview(self._over_seconds), memoryview(self._over_since)
         # Pstate the model gave the busy and the idle cores of each processor at its last update.
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
-        self._run: list[int] = [run0] * h.nb_processors
-        self._idle: list[int] = [idle0] * h.nb_processors
+        self._run_np = np.full(h.nb_processors, run0, dtype=np.int64)
+        self._idle_np = np.full(h.nb_processors, idle0, dtype=np.int64)
+        # Element views of the per-core and per-processor arrays (Python ints, floats and bools per read, at
+        # list speed): the small-job path reads and writes them one by one, the large one the arrays.
+        self._run, self._idle = memoryview(self._run_np), memoryview(self._idle_np)
         self._node: list[int] = np.asarray(h.processor_node).tolist()
         self._proc_of: list[int] = np.asarray(h.core_processor).tolist()
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
         self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
-        self._free: list[bool] = [True] * h.nb_cores  # core_free as a list (cheap per-core reads)
-        # processor_busy and processor_used_bw as lists (cheap per-processor reads; same values).
-        self._busy: list[int] = [0] * h.nb_processors
-        self._used: list[float] = [0.0] * h.nb_processors
+        self._free = memoryview(self.core_free)
+        self._busy, self._used = memoryview(self.processor_busy), memoryview(self.processor_used_bw)
         self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
         self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
+        self._empty_processors = bool((self._count_np == 0).any())
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -217,28 +222,23 @@ class ResourceState:
         return self._load(job, cl, cores, -1, now)
 
     def _mark(self, cores: np.ndarray, cl: list[int], free: bool, job: int) -> None:
-        """Set the free flag (array and list) and the job index of ``cores`` (``cl`` = the same as a list)."""
+        """Set the free flag and the job index of ``cores`` (``cl`` = the same as a list)."""
         n = len(cl)
         if n > 2:
             lo = min(cl)
             if max(cl) - lo + 1 == n:   # distinct cores: one run, by slices
                 self.core_free[lo:lo + n] = free
                 self.core_job[lo:lo + n] = job
-                self._free[lo:lo + n] = [free] * n
                 return
         self.core_free[cores] = free
         self.core_job[cores] = job
-        flags = self._free
-        for c in cl:
-            flags[c] = free
 
     def _mark_runs(self, runs: HostRuns, free: bool, job: int) -> None:
         """:meth:`_mark` of a large core set, by slices over its runs."""
-        core_free, core_job, flags = self.core_free, self.core_job, self._free
+        core_free, core_job = self.core_free, self.core_job
         for a, b in zip(runs.starts, runs.stops):
             core_free[a:b] = free
             core_job[a:b] = job
-            flags[a:b] = [free] * (b - a)
 
     def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
               now: float) -> dict[int, list[int]]:
@@ -302,63 +302,61 @@ class ResourceState:
             above :data:`~hdeeprm.simulation.runs.MANY` cores, else a list.
         """
         h = self.hierarchy
-        first_np, count_np = self._first_np, self._count_np
-        starts, stops = np.array(runs.starts, dtype=np.int64), np.array(runs.stops, dtype=np.int64)
-        lo = h.core_processor[starts]
-        lens = h.core_processor[stops - 1] - lo + 1
-        procs = expand(lo, lens)
-        which = np.repeat(np.arange(lens.size), lens)
-        pfirst = first_np[procs]
-        mine = np.minimum(stops[which], pfirst + count_np[procs]) - np.maximum(starts[which], pfirst)
-        if lens.size > 1:   # a processor may hold cores of several runs
-            order = np.argsort(procs, kind="stable")
-            procs, mine = procs[order], mine[order]
-            head = np.r_[True, procs[1:] != procs[:-1]]
-            if not head.all():
-                mine, procs = np.add.reduceat(mine, np.flatnonzero(head)), procs[head]
-        keep = mine > 0   # a processor without cores in a run's range
-        if not keep.all():
+        first_np, count_np, first_l, count_l, proc_of = self._first_np, self._count_np, self._first, self._count, \
+            self._proc_of
+        spans, parts = [], []   # per run: its processors (first, last + 1) and the job's cores on each
+        for a, b in zip(runs.starts, runs.stops):
+            pa, pb = proc_of[a], proc_of[b - 1]
+            mine = count_np[pa:pb + 1].copy()
+            if pa == pb:
+                mine[0] = b - a
+            else:
+                mine[0], mine[-1] = first_l[pa] + count_l[pa] - a, b - first_l[pb]
+            spans.append((pa, pb + 1))
+            parts.append(mine)
+        if len(spans) == 1:   # one run: its processors are a slice
+            (pa, pb), mine = spans[0], parts[0]
+            idx, procs = slice(pa, pb), np.arange(pa, pb)
+        else:
+            procs, mine = np.concatenate([np.arange(pa, pb) for pa, pb in spans]), np.concatenate(parts)
+            if not all(spans[r][0] < spans[r + 1][0] for r in range(len(spans) - 1)):   # runs not ascending
+                order = np.argsort(procs, kind="stable")
+                procs, mine = procs[order], mine[order]
+            same = procs[1:] == procs[:-1]   # a processor holding cores of several runs
+            if same.any():
+                head = np.flatnonzero(np.concatenate(([True], ~same)))
+                mine, procs = np.add.reduceat(mine, head), procs[head]
+            idx = procs
+        if self._empty_processors:   # a processor without cores, inside a run's range
+            keep = mine > 0
             procs, mine = procs[keep], mine[keep]
-        self.processor_busy[procs] += sign * mine
-        nb_busy = self.processor_busy[procs]
+            idx = procs
+        self.processor_busy[idx] += sign * mine
+        nb_busy = self.processor_busy[idx]
         if job.mem > 0.0:
             np.add.at(self.node_free_mem, h.processor_node[np.repeat(procs, mine)], -sign * job.mem)
         if job.mem_bw > 0.0:
             np.add.at(self.processor_used_bw, np.repeat(procs, mine), sign * job.mem_bw)
             # Bandwidth sums come back to zero exactly only up to rounding.
             self.processor_used_bw[procs[nb_busy == 0]] = 0.0
-        used, cap = self.processor_used_bw[procs], self._mem_bw_np[procs]
-        over = (nb_busy > 0) & (used > cap)
-        self._record_many(procs, over, now)
+        used, cap = self.processor_used_bw[idx], self._mem_bw_np[idx]
+        self._record_many(procs, (nb_busy > 0) & (used > cap), now)
         run, idle = self.model.pstates_many(nb_busy, used, cap)
-        self._keep_lists(procs, run, idle, nb_busy, used)
-        count, first = count_np[procs], first_np[procs]
+        self._run_np[idx], self._idle_np[idx] = run, idle
+        count, first = count_np[idx], first_np[idx]
         full = mine == count   # processors the job holds whole: their cores go from one pstate to `after`
-        after = (run if sign > 0 else idle)[full]
-        a_full = first[full]
-        moved = after != self.core_pstate[a_full]
-        a, b, ps = a_full[moved], a_full[moved] + count[full][moved], after[moved]
-        if not full.all():   # processors shared with other jobs or free cores: core by core
-            part = ~full
-            cores = expand(first[part], count[part])
+        after = run if sign > 0 else idle
+        moved = np.flatnonzero(full & (after != self.core_pstate[first]))
+        a, b, ps = first[moved], first[moved] + count[moved], after[moved]
+        part = np.flatnonzero(~full)
+        if part.size:   # processors shared with other jobs or free cores: core by core
+            cores = np.concatenate([np.arange(f, f + c) for f, c in zip(first[part].tolist(), count[part].tolist())])
             wanted = np.where(self.core_free[cores], np.repeat(idle[part], count[part]),
                               np.repeat(run[part], count[part]))
             differ = wanted != self.core_pstate[cores]
-            a, b, ps = np.r_[a, cores[differ]], np.r_[b, cores[differ] + 1], np.r_[ps, wanted[differ]]
+            cores = cores[differ]
+            a, b, ps = np.concatenate((a, cores)), np.concatenate((b, cores + 1)), np.concatenate((ps, wanted[differ]))
         return self._switches(a, b, ps)
-
-    def _keep_lists(self, procs: np.ndarray, run: np.ndarray, idle: np.ndarray, nb_busy: np.ndarray,
-                    used: np.ndarray) -> None:
-        """Write the per-processor lists of ``procs`` (ascending) by slices over their runs."""
-        cut = (np.flatnonzero(np.diff(procs) != 1) + 1).tolist()
-        firsts = procs[[0, *cut]].tolist()
-        cut = [0, *cut, procs.size]
-        run, idle, nb_busy, used = run.tolist(), idle.tolist(), nb_busy.tolist(), used.tolist()
-        for r, p in enumerate(firsts):
-            s, e = cut[r], cut[r + 1]
-            q = p + e - s
-            self._run[p:q], self._idle[p:q] = run[s:e], idle[s:e]
-            self._busy[p:q], self._used[p:q] = nb_busy[s:e], used[s:e]
 
     def _switches(self, a: np.ndarray, b: np.ndarray, ps: np.ndarray) -> dict[int, list[int] | HostRuns]:
         """Apply the ranges of cores ``[a, b)`` whose pstate becomes ``ps`` to :attr:`core_pstate`.
@@ -372,11 +370,15 @@ class ResourceState:
         order = np.argsort(a)
         a, b, ps = a[order], b[order], ps[order]
         core_pstate = self.core_pstate
-        for p in np.flatnonzero(np.bincount(ps)).tolist():   # pstates present, ascending
-            mine = ps == p
-            pa, pb = a[mine], b[mine]
-            join = pa[1:] == pb[:-1]   # adjacent ranges make one run
-            starts, stops = pa[np.r_[True, ~join]].tolist(), pb[np.r_[~join, True]].tolist()
+        present = np.flatnonzero(np.bincount(ps)).tolist()   # pstates present, ascending
+        for p in present:
+            if len(present) == 1:
+                pa, pb = a, b
+            else:
+                mine = ps == p
+                pa, pb = a[mine], b[mine]
+            split = np.flatnonzero(pa[1:] != pb[:-1]) + 1   # adjacent ranges make one run
+            starts, stops = pa[[0, *split.tolist()]].tolist(), pb[[*(split - 1).tolist(), pb.size - 1]].tolist()
             for s, e in zip(starts, stops):
                 core_pstate[s:e] = p
             n = int((pb - pa).sum())
@@ -391,12 +393,12 @@ class ResourceState:
         """:meth:`_load` for a job whose ``cores`` are all on processor ``p``."""
         k = len(cores)
         busy = self._busy[p] + sign * k
-        self.processor_busy[p] = self._busy[p] = busy
+        self._busy[p] = busy
         if job.mem > 0.0:
             self.node_free_mem[self._node[p]] -= sign * k * job.mem
         if job.mem_bw > 0.0:
             # Bandwidth sums come back to zero exactly only up to rounding.
-            self.processor_used_bw[p] = self._used[p] = self._used[p] + sign * k * job.mem_bw if busy else 0.0
+            self._used[p] = self._used[p] + sign * k * job.mem_bw if busy else 0.0
         self._settle(p, busy, cores, sign, now, changes)
 
     def _load_processors(self, job: Job, per_proc: dict[int, list[int]], sign: int, now: float,
@@ -419,19 +421,19 @@ class ResourceState:
                 for _ in range(k):
                     v += d
                 free_mem[node] = v
-        busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
+        busy_list, used_list = self._busy, self._used
         d = sign * bw
         settle = self._settle
         for p in sorted(per_proc):
             cs = per_proc[p]
             busy = busy_list[p] + sign * len(cs)
-            busy_of[p] = busy_list[p] = busy
+            busy_list[p] = busy
             if bw > 0.0:
                 v = used_list[p]
                 for _ in cs:
                     v += d
                 # Bandwidth sums come back to zero exactly only up to rounding.
-                used_of[p] = used_list[p] = v if busy else 0.0
+                used_list[p] = v if busy else 0.0
             settle(p, busy, cs, sign, now, changes)
 
     def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
@@ -445,7 +447,7 @@ class ResourceState:
         """
         used, cap = self._used[p], self._mem_bw[p]
         over = nb_busy > 0 and used > cap
-        if over != self._over[p]:
+        if over != self._over_v[p]:
             self._record_one(p, over, now)
         run, idle = self.model.pstates(nb_busy, used, cap)
         old_run, old_idle = self._run[p], self._idle[p]
@@ -499,15 +501,15 @@ class ResourceState:
         self._over_since[closed] = math.nan
 
     def _record_one(self, p: int, over: bool, now: float) -> None:
-        if over == self._over[p]:
+        if over == self._over_v[p]:
             return
-        self._over[p] = over
+        self._over_v[p] = over
         if over:
-            self._over_since[p] = now
-            self._over_events[p] += 1
+            self._since_v[p] = now
+            self._events_v[p] += 1
         else:
-            self._over_seconds[p] += now - self._over_since[p]
-            self._over_since[p] = math.nan
+            self._seconds_v[p] += now - self._since_v[p]
+            self._since_v[p] = math.nan
 
     @property
     def overutilization(self) -> np.ndarray:

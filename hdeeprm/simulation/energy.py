@@ -69,7 +69,7 @@ def total(values: Sequence[float] | np.ndarray) -> float:
     """Sum of float values, fast for a few of them.
 
     Args:
-        values: float64 (k,), as a list or a 1-D array.
+        values: float64 (k,), as a list, a tuple, a ``memoryview`` or a 1-D array.
 
     Returns:
         The sum (Python's left-to-right sum up to :data:`SMALL` values, numpy's pairwise sum
@@ -77,7 +77,9 @@ def total(values: Sequence[float] | np.ndarray) -> float:
     """
     if len(values) <= SMALL:
         return sum(values.tolist() if isinstance(values, np.ndarray) else values)
-    if not isinstance(values, np.ndarray):
+    if isinstance(values, memoryview):   # a slice of the engine's per-host values: no copy
+        values = np.asarray(values)
+    elif not isinstance(values, np.ndarray):
         values = np.fromiter(values, dtype=np.float64, count=len(values))
     return float(_sum(values))
 

@@ -138,8 +138,8 @@ class Engine(EventKernel):
         self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
-        self._host_job: list[int] = [-1] * n
-        self._host_jobs = np.full(n, -1, dtype=np.int64)   # the same as an array (large host sets)
+        self._host_jobs = np.full(n, -1, dtype=np.int64)   # job index on each host, -1: free
+        self._host_job = memoryview(self._host_jobs)        # the same, read and written host by host
         self._host_busy = np.zeros(n)              # s of ended jobs per host (out_schedule.csv)
         self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())

@@ -1,9 +1,11 @@
 """The current pstate of every host, with its speed and wattages: the engine's hot per-host state.
 
-Plain Python lists, not arrays: jobs and pstate switches touch a few hosts each, where a NumPy
-call costs more than a Python loop (large host sets go through C-speed gathers and slice copies
-over runs of consecutive hosts). The numbers come from the engine's pstate table (Batsim host
-properties, see :mod:`hdeeprm.simulation.checks`).
+NumPy arrays read and written two ways: most jobs and pstate switches touch a few hosts each, where
+a NumPy call costs more than a Python loop, so they go host by host through ``memoryview`` s of the
+arrays (Python ints and floats per read, at list speed); a large host set (a
+:class:`~hdeeprm.simulation.runs.HostRuns`) goes through the arrays, by slices over its runs. The
+numbers come from the engine's pstate table (Batsim host properties, see
+:mod:`hdeeprm.simulation.checks`).
 """
 from __future__ import annotations
 
@@ -12,12 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
-from hdeeprm.simulation.runs import HostRuns, distinct_values, values
+from hdeeprm.simulation.runs import MANY, HostRuns, distinct_values
 
 _sum = np.add.reduce
-
-#: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
-MANY = 64
 
 
 class HostPstates:
@@ -29,40 +28,51 @@ class HostPstates:
         initial: Initial pstate of each host (nb_hosts ints).
 
     Attributes:
-        pstate: Current pstate of each host (list of ints).
-        pstates: The same as an intp array (what the run path of large host sets reads).
-        table: ``table`` (float64 (nb_pstates, 3, nb_hosts)).
-        tab: ``tab[p][k][h] = table[p, k, h]`` (lists).
-        cur: ``cur[k][h] = tab[pstate[h]][k][h]``, updated in place (never rebound: the energy
-            account reads the same lists).
+        pstates: Current pstate of each host, int64 (nb_hosts,).
+        pstate: A ``memoryview`` of :attr:`pstates` (Python ints, one by one).
+        table: ``table``, float64 (nb_pstates, 3, nb_hosts).
+        tab: ``tab[p][k][h] = table[p, k, h]`` (lists: the cheapest reads one by one).
+        curs: ``curs[k, h] = table[pstates[h], k, h]``, float64 (3, nb_hosts), updated in place.
+        cur: ``memoryview`` s of the rows of :attr:`curs` (never rebound: the energy account reads them).
     """
 
     def __init__(self, table: np.ndarray, initial: Sequence[int]) -> None:
-        self.pstate: list[int] = [int(p) for p in initial]
-        self.pstates = np.array(self.pstate, dtype=np.intp)
         self.table = np.ascontiguousarray(table, dtype=np.float64)
-        self.tab = [tuple(row.tolist() for row in table[p]) for p in range(table.shape[0])]
-        self.cur = [[self.tab[p][k][h] for h, p in enumerate(self.pstate)] for k in (SPEED, IDLE, COMP)]
+        self.pstates = np.array([int(p) for p in initial], dtype=np.int64)
+        self.pstate = memoryview(self.pstates)
+        self.tab = [tuple(self.table[p, k].tolist() for k in (SPEED, IDLE, COMP)) for p in range(table.shape[0])]
+        self._tabv = [tuple(memoryview(self.table[p, k]) for k in (SPEED, IDLE, COMP)) for p in range(table.shape[0])]
+        hosts = np.arange(self.pstates.size)
+        self.curs = np.stack([self.table[self.pstates, k, hosts] for k in (SPEED, IDLE, COMP)]) if hosts.size \
+            else np.zeros((3, 0))
+        self.cur = [memoryview(row) for row in self.curs]
+        # memoryviews of ``p`` repeated (what a slice of :attr:`pstate` is set from, cheaper than a NumPy write)
+        self._fill = [memoryview(np.full(self.pstates.size, p, dtype=np.int64)) for p in range(table.shape[0])]
+
+    def _runs_of(self, k: int, hosts: HostRuns) -> np.ndarray:
+        """``curs[k]`` over the hosts of ``hosts``, in their order (contiguous float64)."""
+        row = self.curs[k]
+        parts = [row[a:b] for a, b in zip(hosts.starts, hosts.stops)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def summarise(self, hosts: Sequence[int], idx: np.ndarray | slice | None = None) -> tuple[float, float, float]:
         """Lockstep speed (min FLOP/s), total Idle and AllCores wattages (W) of ``hosts``.
 
         Args:
             hosts: Host ids (the sums run in their order), or a :class:`~hdeeprm.simulation.runs.HostRuns`
-                (its values are read from :attr:`table` by runs: same figures to the bit).
+                (read by slices of :attr:`curs` over its runs: same figures to the bit).
             idx: The slice of ``hosts`` when they are one ascending run (read by slices), else anything.
         """
-        if type(hosts) is HostRuns:
-            table, pstates = self.table, self.pstates
-            speeds = values(table, pstates, SPEED, hosts)
-            return (float(speeds.min()), float(_sum(values(table, pstates, IDLE, hosts))),
-                    float(_sum(values(table, pstates, COMP, hosts))))
-        speed, idle, comp = self.cur
         if isinstance(idx, slice):
-            hosts_speed, hosts_idle, hosts_comp = speed[idx], idle[idx], comp[idx]
-            if len(hosts_idle) <= SMALL:
-                return min(hosts_speed), sum(hosts_idle), sum(hosts_comp)
-            return min(hosts_speed), total(hosts_idle), total(hosts_comp)
+            if idx.stop - idx.start <= SMALL:
+                speed, idle, comp = self.cur
+                return min(speed[idx]), sum(idle[idx]), sum(comp[idx])
+            curs = self.curs   # total()'s NumPy sums, of the same values
+            return float(curs[SPEED, idx].min()), float(_sum(curs[IDLE, idx])), float(_sum(curs[COMP, idx]))
+        if type(hosts) is HostRuns:
+            return (float(min(self.curs[SPEED, a:b].min() for a, b in zip(hosts.starts, hosts.stops))),
+                    float(_sum(self._runs_of(IDLE, hosts))), float(_sum(self._runs_of(COMP, hosts))))
+        speed, idle, comp = self.cur
         if len(hosts) <= SMALL:   # total's sum, inlined for the usual few hosts
             return min(gather(speed, hosts)), sum(gather(idle, hosts)), sum(gather(comp, hosts))
         return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
@@ -75,7 +85,7 @@ class HostPstates:
         Args:
             groups: ``(host ids, pstate)`` of each group; the hosts of a group are distinct, valid, and in no
                 other group.
-            host_job: Job index on each host, -1 when free (the engine's).
+            host_job: Job index on each host, -1 when free (the engine's; a list or a ``memoryview``).
             account: The energy account, or None (no energy): told each group's Idle change
                 (:meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` or
                 :meth:`~hdeeprm.simulation.energy.EnergyAccount.idle_switched`).
@@ -93,7 +103,7 @@ class HostPstates:
         for alloc, p in groups:
             n = len(alloc)
             n_switched += n
-            if type(alloc) is HostRuns:   # a large ascending group: by runs
+            if n > MANY and type(alloc) is HostRuns:   # a large ascending group: by runs
                 if host_jobs is None:
                     host_jobs = np.array(host_job, dtype=np.int64)
                 on = distinct_values(host_jobs, alloc)
@@ -128,25 +138,27 @@ class HostPstates:
 
         Args:
             hosts: Host ids, ascending and distinct (not checked), at least one; or a
-                :class:`~hdeeprm.simulation.runs.HostRuns` of ascending runs (summed from :attr:`table`).
+                :class:`~hdeeprm.simulation.runs.HostRuns` of ascending runs (by NumPy slices).
             p: Pstate valid for each of them.
 
         Returns:
             Sum of their new Idle wattages minus the sum of their old ones (W), summed as
             :meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` sums them (same figure to the bit).
         """
-        speed, idle, comp = self.tab[p]
-        cur_speed, cur_idle, cur_comp = self.cur
-        if type(hosts) is HostRuns:
-            return self._switch_runs(hosts, p)
         n = len(hosts)
-        a = hosts[0]
         if n == 1:   # sum() of one value is that value
+            a = hosts[0]
+            speed, idle, comp = self.tab[p]
+            cur_speed, cur_idle, cur_comp = self.cur
             new, old = idle[a], cur_idle[a]
             cur_speed[a], cur_idle[a], cur_comp[a] = speed[a], new, comp[a]
             self.pstate[a] = p
-            self.pstates[a] = p
             return new - old
+        if n > MANY and type(hosts) is HostRuns:
+            return self._switch_runs(hosts, p)
+        speed, idle, comp = self.tab[p]
+        cur_speed, cur_idle, cur_comp = self.cur
+        a = hosts[0]
         b = hosts[-1] + 1
         if b - a != n:   # not one run: gathers, then the per-host copies of apply()
             new, old = gather(idle, hosts), gather(cur_idle, hosts)
@@ -155,27 +167,22 @@ class HostPstates:
             return d
         new, old = idle[a:b], cur_idle[a:b]
         d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
-        cur_idle[a:b] = new
+        speed, idle, comp = self._tabv[p]   # slice copies between memoryviews
+        cur_idle[a:b] = idle[a:b]
         cur_speed[a:b] = speed[a:b]
         cur_comp[a:b] = comp[a:b]
-        self.pstate[a:b] = [p] * n
-        self.pstates[a:b] = p
+        self.pstate[a:b] = self._fill[p][:n]
         return d
 
     def _switch_runs(self, hosts: HostRuns, p: int) -> float:
-        """:meth:`switch` of a large host set held as runs: NumPy sums, slice copies."""
+        """:meth:`switch` of a large host set held as runs: NumPy sums and slice copies."""
         table = self.table
         new = [table[p, IDLE, a:b] for a, b in zip(hosts.starts, hosts.stops)]
         new = new[0] if len(new) == 1 else np.concatenate(new)
-        d = float(_sum(new)) - float(_sum(values(table, self.pstates, IDLE, hosts)))
-        speed, idle, comp = self.tab[p]
-        cur_speed, cur_idle, cur_comp = self.cur
-        pstate, pstates = self.pstate, self.pstates
+        d = float(_sum(new)) - float(_sum(self._runs_of(IDLE, hosts)))
+        curs, pstates = self.curs, self.pstates
         for a, b in zip(hosts.starts, hosts.stops):
-            cur_idle[a:b] = idle[a:b]
-            cur_speed[a:b] = speed[a:b]
-            cur_comp[a:b] = comp[a:b]
-            pstate[a:b] = [p] * (b - a)
+            curs[:, a:b] = table[p, :, a:b]
             pstates[a:b] = p
         return d
 
@@ -184,71 +191,62 @@ class HostPstates:
         speed, idle, comp = self.tab[p]
         cur_speed, cur_idle, cur_comp = self.cur
         pstate = self.pstate
-        pstates = self.pstates
         if len(hosts) <= MANY:
             for h in hosts:
                 cur_speed[h] = speed[h]
                 cur_idle[h] = idle[h]
                 cur_comp[h] = comp[h]
                 pstate[h] = p
-                pstates[h] = p
             return
+        curs, table = self.curs, self.table
         for a, b in zip(*host_runs(hosts)):   # slice copies over runs of consecutive hosts
             b += 1
-            cur_speed[a:b] = speed[a:b]
-            cur_idle[a:b] = idle[a:b]
-            cur_comp[a:b] = comp[a:b]
-            pstate[a:b] = [p] * (b - a)
-            pstates[a:b] = p
+            curs[:, a:b] = table[p, :, a:b]
+            self.pstates[a:b] = p
 
 
-def occupy_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: list[int], host_jobs: np.ndarray,
+def occupy_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: Sequence[int], host_jobs: np.ndarray,
                  job: int) -> None:
-    """A job starts on ``hosts``: write its index on each of them, in the engine's list and array.
+    """A job starts on ``hosts``: write its index on each of them.
 
     Args:
-        hosts: Its host ids, distinct: a sequence of ints or a :class:`~hdeeprm.simulation.runs.HostRuns`
-            (written by slices over its runs).
+        hosts: Its host ids, distinct: a sequence of ints, or a :class:`~hdeeprm.simulation.runs.HostRuns`
+            (written by slices of ``host_jobs`` over its runs).
         idx: The same as an intp array, or as a slice when they are one ascending run.
-        host_job: Job index on each host (list).
-        host_jobs: The same, int64 (nb_hosts,).
+        host_job: Job index on each host, a ``memoryview`` of ``host_jobs`` (written host by host).
+        host_jobs: Job index on each host, int64 (nb_hosts,).
         job: The job's index.
     """
-    host_jobs[idx] = job
     if type(hosts) is HostRuns:
         for a, b in zip(hosts.starts, hosts.stops):
-            host_job[a:b] = [job] * (b - a)
+            host_jobs[a:b] = job
         return
     for h in hosts:
         host_job[h] = job
 
 
-def release_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: list[int], host_busy: np.ndarray,
+def release_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: Sequence[int], host_busy: np.ndarray,
                   host_last_end: np.ndarray, ran: float, now: float, host_jobs: np.ndarray | None = None) -> None:
     """A job that ran ``ran`` seconds on ``hosts`` ended at ``now``: the engine's per-host state, updated in place.
 
     Args:
-        hosts: The job's host ids, distinct (any order; a :class:`~hdeeprm.simulation.runs.HostRuns` is
-            written by slices over its runs).
+        hosts: The job's host ids, distinct (any order, or a :class:`~hdeeprm.simulation.runs.HostRuns`).
         idx: The same as an intp array, or as a slice when they are one ascending run.
-        host_job: Job index on each host: set to -1 (free).
+        host_job: Job index on each host (a list, or a ``memoryview`` of ``host_jobs``): set to -1 (free).
         host_busy: Seconds of ended jobs on each host, float64 (nb_hosts,): ``ran`` added (one addition per host).
         host_last_end: End of the last ended job on each host (s), float64 (nb_hosts,): set to ``now`` (time never
             goes back).
         ran: The job's run time (s).
         now: Its end time (s).
-        host_jobs: ``host_job`` as an int64 array (also set to -1), or None.
+        host_jobs: The array ``host_job`` views (written by NumPy for a run or a large set), or None.
     """
     host_busy[idx] += ran
     host_last_end[idx] = now
-    if host_jobs is not None:
+    if host_jobs is not None and (isinstance(idx, slice) or type(hosts) is HostRuns):
         host_jobs[idx] = -1
+        return
     if isinstance(idx, slice):
         host_job[idx] = [-1] * len(hosts)
-        return
-    if type(hosts) is HostRuns:
-        for a, b in zip(hosts.starts, hosts.stops):
-            host_job[a:b] = [-1] * (b - a)
         return
     for h in hosts:
         host_job[h] = -1

@@ -15,9 +15,9 @@ from itertools import accumulate, chain
 
 import numpy as np
 
-#: Host sets of more hosts than this go through the run path (:class:`HostRuns`); the sums over
-#: them are then always NumPy's pairwise ones, as :func:`hdeeprm.simulation.energy.total` sums
-#: more than ``SMALL`` (32) values.
+#: Host sets of more hosts than this go through the run path (:class:`HostRuns`) and pstate switches of more
+#: hosts than this are applied by slices over runs of consecutive hosts; the sums over them are then always
+#: NumPy's pairwise ones, as :func:`hdeeprm.simulation.energy.total` sums more than ``SMALL`` (32) values.
 MANY = 64
 
 
@@ -58,10 +58,9 @@ class HostRuns(Sequence):
             A :class:`HostRuns` whose iteration gives ``ids`` back.
         """
         ids = np.asarray(ids, dtype=np.int64)
-        breaks = np.flatnonzero(np.diff(ids) != 1) + 1
-        starts = ids[np.r_[0, breaks]]
-        stops = ids[np.r_[breaks - 1, ids.size - 1]] + 1
-        return cls(starts.tolist(), stops.tolist(), ids)
+        breaks = np.flatnonzero(ids[1:] - ids[:-1] != 1).tolist()
+        ends = [*breaks, ids.size - 1]
+        return cls(ids[[0, *[e + 1 for e in breaks]]].tolist(), (ids[ends] + 1).tolist(), ids)
 
     @property
     def array(self) -> np.ndarray:
@@ -128,46 +127,6 @@ class HostRuns(Sequence):
         return f"HostRuns({self.text()!r})"
 
 
-def expand(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The concatenated ranges ``first[r] .. first[r] + counts[r] - 1``, int64.
-
-    Args:
-        first: int, shape (r,).
-        counts: int >= 0, shape (r,).
-    """
-    ends = np.cumsum(counts)
-    total = int(ends[-1]) if ends.size else 0
-    return np.repeat(np.asarray(first, dtype=np.int64) - (ends - counts), counts) + np.arange(total)
-
-
-def runs_of_sorted(ids: np.ndarray) -> tuple[list[int], list[int]]:
-    """Runs of consecutive ids of an ascending int array of distinct ids: ``(starts, stops)`` lists."""
-    breaks = np.flatnonzero(np.diff(ids) != 1) + 1
-    return ids[np.r_[0, breaks]].tolist(), (ids[np.r_[breaks - 1, ids.size - 1]] + 1).tolist()
-
-
-def values(table: np.ndarray, pstate: np.ndarray, row: int, runs: HostRuns) -> np.ndarray:
-    """``table[pstate[h], row, h]`` for the hosts ``h`` of ``runs``, in their order (contiguous float64).
-
-    A run whose hosts share one pstate is read as a slice of the table.
-
-    Args:
-        table: float64 (nb_pstates, rows, nb_hosts).
-        pstate: Current pstate of each host, int (nb_hosts,).
-        row: The table row.
-        runs: The hosts.
-    """
-    parts = []
-    for a, b in zip(runs.starts, runs.stops):
-        ps = pstate[a:b]
-        p = ps[0]
-        if (ps == p).all():
-            parts.append(table[p, row, a:b])
-        else:
-            parts.append(table[ps, row, np.arange(a, b)])
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
 def distinct_values(values_of_host: np.ndarray, runs: HostRuns) -> list:
     """The distinct values of ``values_of_host`` over the hosts of ``runs`` (a list, in no set order).
 
@@ -176,5 +135,6 @@ def distinct_values(values_of_host: np.ndarray, runs: HostRuns) -> list:
     out: set = set()
     for a, b in zip(runs.starts, runs.stops):
         v = values_of_host[a:b]
-        out.update(v[np.r_[True, v[1:] != v[:-1]]].tolist())
+        out.add(int(v[0]))
+        out.update(v[1:][v[1:] != v[:-1]].tolist())
     return list(out)
