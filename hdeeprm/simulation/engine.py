@@ -138,11 +138,12 @@ class Engine(EventKernel):
         self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
-        self._host_jobs = np.full(n, -1, dtype=np.int64)   # job index on each host, -1: free
-        self._host_job = memoryview(self._host_jobs)        # the same, read and written host by host
         self._host_busy = np.zeros(n)              # s of ended jobs per host (out_schedule.csv)
         self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
+        # Job index on each host, -1: free: a list, or an array read one by one through a memoryview (as the pstates)
+        self._host_jobs = None if self._hosts_now.curs is None else np.full(n, -1, dtype=np.int64)
+        self._host_job = [-1] * n if self._host_jobs is None else memoryview(self._host_jobs)
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)
@@ -269,7 +270,7 @@ class Engine(EventKernel):
     @property
     def pstate(self) -> np.ndarray:
         """Current pstate of each host, intp (nb_hosts,) (a new array)."""
-        return self._hosts_now.pstates.copy()
+        return np.array(self._hosts_now.pstate, dtype=np.intp)
 
     def execute_job(self, job: Job, hosts: Sequence[int], gpus: Sequence[GpuShare] | None = None, *,
                     validate: bool = True) -> None:

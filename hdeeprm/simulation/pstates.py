@@ -1,20 +1,22 @@
 """The current pstate of every host, with its speed and wattages: the engine's hot per-host state.
 
-NumPy arrays read and written two ways: most jobs and pstate switches touch a few hosts each, where
-a NumPy call costs more than a Python loop, so they go host by host through ``memoryview`` s of the
-arrays (Python ints and floats per read, at list speed); a large host set (a
-:class:`~hdeeprm.simulation.runs.HostRuns`) goes through the arrays, by slices over its runs. The
-numbers come from the engine's pstate table (Batsim host properties, see
-:mod:`hdeeprm.simulation.checks`).
+Most jobs and pstate switches touch a few hosts each, where a NumPy call costs more than a Python
+loop: they go host by host. On a platform of up to :data:`~hdeeprm.simulation.runs.ARRAYS_ABOVE`
+hosts the values are plain Python lists (the fastest reads one by one; a large host set is copied by
+list slices). On a larger platform, whose jobs span thousands of hosts, they are NumPy arrays, read
+and written host by host through ``memoryview`` s and, for a large host set (a
+:class:`~hdeeprm.simulation.runs.HostRuns`), by array slices over its runs. The numbers come from the
+engine's pstate table (Batsim host properties, see :mod:`hdeeprm.simulation.checks`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
 from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
-from hdeeprm.simulation.runs import MANY, HostRuns, distinct_values
+from hdeeprm.simulation.runs import ARRAYS_ABOVE, MANY, HostRuns, distinct_values
 
 _sum = np.add.reduce
 
@@ -26,31 +28,47 @@ class HostPstates:
         table: float64 (nb_pstates, 3, nb_hosts): rows :data:`SPEED`, :data:`IDLE`, :data:`COMP`
             of every pstate of every host.
         initial: Initial pstate of each host (nb_hosts ints).
+        arrays: Keep the values in NumPy arrays (see the module docstring); by default on a platform of more
+            than :data:`~hdeeprm.simulation.runs.ARRAYS_ABOVE` hosts.
 
     Attributes:
-        pstates: Current pstate of each host, int64 (nb_hosts,).
-        pstate: A ``memoryview`` of :attr:`pstates` (Python ints, one by one).
+        pstate: Current pstate of each host (a list of ints, or a ``memoryview`` of an int64 array).
         table: ``table``, float64 (nb_pstates, 3, nb_hosts).
         tab: ``tab[p][k][h] = table[p, k, h]`` (lists: the cheapest reads one by one).
-        curs: ``curs[k, h] = table[pstates[h], k, h]``, float64 (3, nb_hosts), updated in place.
-        cur: ``memoryview`` s of the rows of :attr:`curs` (never rebound: the energy account reads them).
+        curs: ``curs[k, h] = table[pstate[h], k, h]``, float64 (3, nb_hosts), updated in place; None with lists.
+        cur: ``cur[k][h] = curs[k, h]``: the rows of :attr:`curs` as ``memoryview`` s, or lists (never rebound:
+            the energy account reads them).
     """
 
-    def __init__(self, table: np.ndarray, initial: Sequence[int]) -> None:
+    def __init__(self, table: np.ndarray, initial: Sequence[int], arrays: bool | None = None) -> None:
         self.table = np.ascontiguousarray(table, dtype=np.float64)
-        self.pstates = np.array([int(p) for p in initial], dtype=np.int64)
-        self.pstate = memoryview(self.pstates)
         self.tab = [tuple(self.table[p, k].tolist() for k in (SPEED, IDLE, COMP)) for p in range(table.shape[0])]
-        self._tabv = [tuple(memoryview(self.table[p, k]) for k in (SPEED, IDLE, COMP)) for p in range(table.shape[0])]
-        hosts = np.arange(self.pstates.size)
-        self.curs = np.stack([self.table[self.pstates, k, hosts] for k in (SPEED, IDLE, COMP)]) if hosts.size \
-            else np.zeros((3, 0))
-        self.cur = [memoryview(row) for row in self.curs]
-        # memoryviews of ``p`` repeated (what a slice of :attr:`pstate` is set from, cheaper than a NumPy write)
-        self._fill = [memoryview(np.full(self.pstates.size, p, dtype=np.int64)) for p in range(table.shape[0])]
+        pstate = [int(p) for p in initial]
+        if arrays is None:
+            arrays = len(pstate) > ARRAYS_ABOVE
+        if arrays:
+            hosts = np.arange(len(pstate))
+            self.curs = np.stack([self.table[pstate, k, hosts] for k in (SPEED, IDLE, COMP)]) if pstate \
+                else np.zeros((3, 0))
+            self.cur = [memoryview(row) for row in self.curs]
+            self.pstate = memoryview(np.array(pstate, dtype=np.int64))
+            # Sources of slice copies: memoryviews of the table's rows and of each pstate repeated.
+            self._rows = [tuple(memoryview(self.table[p, k]) for k in (SPEED, IDLE, COMP))
+                          for p in range(table.shape[0])]
+            self._fill = [memoryview(np.full(len(pstate), p, dtype=np.int64)) for p in range(table.shape[0])]
+        else:
+            self.curs = None
+            self.cur = [[self.tab[p][k][h] for h, p in enumerate(pstate)] for k in (SPEED, IDLE, COMP)]
+            self.pstate = pstate
+            self._rows = self.tab
+            self._fill = [[p] * len(pstate) for p in range(table.shape[0])]
 
     def _runs_of(self, k: int, hosts: HostRuns) -> np.ndarray:
-        """``curs[k]`` over the hosts of ``hosts``, in their order (contiguous float64)."""
+        """Row ``k`` of the current values over the hosts of ``hosts``, in their order (contiguous float64)."""
+        if self.curs is None:
+            row = self.cur[k]
+            return np.fromiter(chain.from_iterable(row[a:b] for a, b in zip(hosts.starts, hosts.stops)),
+                               dtype=np.float64, count=len(hosts))
         row = self.curs[k]
         parts = [row[a:b] for a, b in zip(hosts.starts, hosts.stops)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -63,16 +81,20 @@ class HostPstates:
                 (read by slices of :attr:`curs` over its runs: same figures to the bit).
             idx: The slice of ``hosts`` when they are one ascending run (read by slices), else anything.
         """
-        if isinstance(idx, slice):
-            if idx.stop - idx.start <= SMALL:
-                speed, idle, comp = self.cur
-                return min(speed[idx]), sum(idle[idx]), sum(comp[idx])
-            curs = self.curs   # total()'s NumPy sums, of the same values
-            return float(curs[SPEED, idx].min()), float(_sum(curs[IDLE, idx])), float(_sum(curs[COMP, idx]))
-        if type(hosts) is HostRuns:
-            return (float(min(self.curs[SPEED, a:b].min() for a, b in zip(hosts.starts, hosts.stops))),
-                    float(_sum(self._runs_of(IDLE, hosts))), float(_sum(self._runs_of(COMP, hosts))))
         speed, idle, comp = self.cur
+        curs = self.curs
+        if isinstance(idx, slice):
+            hosts_speed, hosts_idle, hosts_comp = speed[idx], idle[idx], comp[idx]
+            if len(hosts_idle) <= SMALL:
+                return min(hosts_speed), sum(hosts_idle), sum(hosts_comp)
+            if curs is not None:   # total()'s NumPy sums, of the same values
+                return float(curs[SPEED, idx].min()), float(_sum(curs[IDLE, idx])), float(_sum(curs[COMP, idx]))
+            return min(hosts_speed), total(hosts_idle), total(hosts_comp)
+        if type(hosts) is HostRuns:
+            runs = zip(hosts.starts, hosts.stops)
+            low = min(min(speed[a:b]) for a, b in runs) if curs is None else \
+                min(curs[SPEED, a:b].min() for a, b in runs)
+            return float(low), float(_sum(self._runs_of(IDLE, hosts))), float(_sum(self._runs_of(COMP, hosts)))
         if len(hosts) <= SMALL:   # total's sum, inlined for the usual few hosts
             return min(gather(speed, hosts)), sum(gather(idle, hosts)), sum(gather(comp, hosts))
         return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
@@ -104,9 +126,7 @@ class HostPstates:
             n = len(alloc)
             n_switched += n
             if n > MANY and type(alloc) is HostRuns:   # a large ascending group: by runs
-                if host_jobs is None:
-                    host_jobs = np.array(host_job, dtype=np.int64)
-                on = distinct_values(host_jobs, alloc)
+                on = distinct_values(host_job if host_jobs is None else host_jobs, alloc)
                 if max(on) >= 0:
                     jobs_here.update(on)
                 d = self.switch(alloc, p)
@@ -167,7 +187,7 @@ class HostPstates:
             return d
         new, old = idle[a:b], cur_idle[a:b]
         d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
-        speed, idle, comp = self._tabv[p]   # slice copies between memoryviews
+        speed, idle, comp = self._rows[p]   # slice copies (between memoryviews with arrays)
         cur_idle[a:b] = idle[a:b]
         cur_speed[a:b] = speed[a:b]
         cur_comp[a:b] = comp[a:b]
@@ -180,11 +200,22 @@ class HostPstates:
         new = [table[p, IDLE, a:b] for a, b in zip(hosts.starts, hosts.stops)]
         new = new[0] if len(new) == 1 else np.concatenate(new)
         d = float(_sum(new)) - float(_sum(self._runs_of(IDLE, hosts)))
-        curs, pstates = self.curs, self.pstates
-        for a, b in zip(hosts.starts, hosts.stops):
-            curs[:, a:b] = table[p, :, a:b]
-            pstates[a:b] = p
+        self._copy_runs(hosts.starts, hosts.stops, p)
         return d
+
+    def _copy_runs(self, starts: Sequence[int], stops: Sequence[int], p: int) -> None:
+        """Set the hosts of the runs ``[starts[r], stops[r])`` to pstate ``p``, by slices."""
+        curs, table, fill = self.curs, self.table, self._fill[p]
+        if curs is None:
+            cur_speed, cur_idle, cur_comp = self.cur
+            speed, idle, comp = self.tab[p]
+            for a, b in zip(starts, stops):
+                cur_speed[a:b], cur_idle[a:b], cur_comp[a:b] = speed[a:b], idle[a:b], comp[a:b]
+                self.pstate[a:b] = fill[:b - a]
+            return
+        for a, b in zip(starts, stops):
+            curs[:, a:b] = table[p, :, a:b]
+            self.pstate[a:b] = fill[:b - a]
 
     def apply(self, hosts: Sequence[int], p: int) -> None:
         """Switch ``hosts`` to pstate ``p`` (valid for each of them)."""
@@ -198,11 +229,8 @@ class HostPstates:
                 cur_comp[h] = comp[h]
                 pstate[h] = p
             return
-        curs, table = self.curs, self.table
-        for a, b in zip(*host_runs(hosts)):   # slice copies over runs of consecutive hosts
-            b += 1
-            curs[:, a:b] = table[p, :, a:b]
-            self.pstates[a:b] = p
+        starts, lasts = host_runs(hosts)   # slice copies over runs of consecutive hosts
+        self._copy_runs(starts, [b + 1 for b in lasts], p)
 
 
 def occupy_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: Sequence[int], host_jobs: np.ndarray,
@@ -219,7 +247,10 @@ def occupy_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: Sequen
     """
     if type(hosts) is HostRuns:
         for a, b in zip(hosts.starts, hosts.stops):
-            host_jobs[a:b] = job
+            if host_jobs is None:
+                host_job[a:b] = [job] * (b - a)
+            else:
+                host_jobs[a:b] = job
         return
     for h in hosts:
         host_job[h] = job
@@ -247,6 +278,10 @@ def release_hosts(hosts: Sequence[int], idx: np.ndarray | slice, host_job: Seque
         return
     if isinstance(idx, slice):
         host_job[idx] = [-1] * len(hosts)
+        return
+    if type(hosts) is HostRuns:
+        for a, b in zip(hosts.starts, hosts.stops):
+            host_job[a:b] = [-1] * (b - a)
         return
     for h in hosts:
         host_job[h] = -1

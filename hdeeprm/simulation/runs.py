@@ -15,6 +15,9 @@ from itertools import accumulate, chain
 
 import numpy as np
 
+#: Engines of more hosts than this keep their per-host values in NumPy arrays, read one by one through
+#: memoryviews (a little slower than lists, but large host sets go by array slices); smaller ones in lists.
+ARRAYS_ABOVE = 16384
 #: Host sets of more hosts than this go through the run path (:class:`HostRuns`) and pstate switches of more
 #: hosts than this are applied by slices over runs of consecutive hosts; the sums over them are then always
 #: NumPy's pairwise ones, as :func:`hdeeprm.simulation.energy.total` sums more than ``SMALL`` (32) values.
@@ -127,13 +130,16 @@ class HostRuns(Sequence):
         return f"HostRuns({self.text()!r})"
 
 
-def distinct_values(values_of_host: np.ndarray, runs: HostRuns) -> list:
-    """The distinct values of ``values_of_host`` over the hosts of ``runs`` (a list, in no set order).
+def distinct_values(values_of_host: np.ndarray | list, runs: HostRuns) -> list:
+    """The distinct values of ``values_of_host`` (an array, or a list) over the hosts of ``runs`` (in no set order).
 
-    Cheap when the values come in long stretches (e.g. the job index on each host).
+    Cheap on an array when the values come in long stretches (e.g. the job index on each host).
     """
     out: set = set()
     for a, b in zip(runs.starts, runs.stops):
+        if isinstance(values_of_host, list):
+            out.update(values_of_host[a:b])
+            continue
         v = values_of_host[a:b]
         out.add(int(v[0]))
         out.update(v[1:][v[1:] != v[:-1]].tolist())
