@@ -32,7 +32,7 @@ import numpy as np
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
 from hdeeprm.errors import OptionsError
 from hdeeprm.registry import Registry
-from hdeeprm.simulation.runs import MANY, HostRuns
+from hdeeprm.simulation.runs import ARRAYS_ABOVE, RUNS, HostRuns
 from hdeeprm.workload.model import Job
 
 
@@ -151,29 +151,35 @@ class ResourceState:
         self.processor_busy = np.zeros(h.nb_processors, dtype=np.int64)
         self.processor_used_bw = np.zeros(h.nb_processors, dtype=np.float64)
         self.nb_free = h.nb_cores
-        # Over-utilization per processor: events, seconds, start of the open one (NaN: none open), whether
-        # one is open (arrays: a large job opens or closes hundreds at once).
-        self._over_events = np.zeros(h.nb_processors, dtype=np.int64)
-        self._over_seconds = np.zeros(h.nb_processors, dtype=np.float64)
-        self._over_since = np.full(h.nb_processors, math.nan)
-        self._over = np.zeros(h.nb_processors, dtype=bool)
-        # Their element views (the small-job path, one processor at a time).
-        self._over_v, self._events_v = memoryview(self._over), memoryview(self._over_events)
-        self._seconds_v, self._since_v = memoryview(self._over_seconds), memoryview(self._over_since)
-        # Pstate the model gave the busy and the idle cores of each processor at its last update.
+        n = h.nb_processors
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
-        self._run_np = np.full(h.nb_processors, run0, dtype=np.int64)
-        self._idle_np = np.full(h.nb_processors, idle0, dtype=np.int64)
-        # Element views of the per-core and per-processor arrays (Python ints, floats and bools per read, at
-        # list speed): the small-job path reads and writes them one by one, the large one the arrays.
-        self._run, self._idle = memoryview(self._run_np), memoryview(self._idle_np)
+        # The small-job path reads and writes the per-core and per-processor state one by one: lists (the
+        # fastest) on a platform of up to ARRAYS_ABOVE cores, kept in step with core_free, processor_busy
+        # and processor_used_bw; above, memoryviews of those arrays (a little slower one by one, but
+        # nothing to keep in step when a large job changes thousands of cores at once).
+        self._arrays = h.nb_cores > ARRAYS_ABOVE
+        if self._arrays:
+            # Over-utilization per processor: whether one is open, events, seconds, start of the open one
+            # (NaN: none open); the pstates the model gave the busy and the idle cores at the last update.
+            self._over, self._over_events = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
+            self._over_seconds, self._over_since = np.zeros(n), np.full(n, math.nan)
+            self._run_np, self._idle_np = np.full(n, run0, dtype=np.int64), np.full(n, idle0, dtype=np.int64)
+            self._over_v, self._events_v = memoryview(self._over), memoryview(self._over_events)
+            self._seconds_v, self._since_v = memoryview(self._over_seconds), memoryview(self._over_since)
+            self._run, self._idle = memoryview(self._run_np), memoryview(self._idle_np)
+            self._free = memoryview(self.core_free)
+            self._busy, self._used = memoryview(self.processor_busy), memoryview(self.processor_used_bw)
+        else:
+            self._over_v, self._events_v, self._seconds_v, self._since_v = [False] * n, [0] * n, [0.0] * n, \
+                [math.nan] * n
+            self._run, self._idle = [run0] * n, [idle0] * n
+            self._free: list[bool] = [True] * h.nb_cores
+            self._busy, self._used = [0] * n, [0.0] * n
         self._node: list[int] = np.asarray(h.processor_node).tolist()
         self._proc_of: list[int] = np.asarray(h.core_processor).tolist()
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
         self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
-        self._free = memoryview(self.core_free)
-        self._busy, self._used = memoryview(self.processor_busy), memoryview(self.processor_used_bw)
         self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
         self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
@@ -196,9 +202,9 @@ class ResourceState:
 
         Returns:
             ``{pstate: core ids}`` of cores whose pstate changes, pstates ascending, ids ascending: a list, or
-            a :class:`~hdeeprm.simulation.runs.HostRuns` above :data:`~hdeeprm.simulation.runs.MANY` cores.
+            a :class:`~hdeeprm.simulation.runs.HostRuns` above :data:`~hdeeprm.simulation.runs.RUNS` cores.
         """
-        if len(cores) > MANY:   # a large job: by the runs of its cores (see _load_runs)
+        if len(cores) > RUNS:   # a large job: by the runs of its cores (see _load_runs)
             runs = cores if type(cores) is HostRuns else HostRuns.of(cores)
             self._mark_runs(runs, False, job.index)
             self.nb_free -= len(runs)
@@ -210,7 +216,7 @@ class ResourceState:
 
     def release(self, job: Job, cores: Sequence[int] | HostRuns, now: float) -> dict[int, list[int] | HostRuns]:
         """Free the cores of a finished ``job``; returns the pstate switches this causes (as :meth:`allocate`)."""
-        if len(cores) > MANY:
+        if len(cores) > RUNS:
             runs = cores if type(cores) is HostRuns else HostRuns.of(np.asarray(cores, dtype=np.int64))
             self._mark_runs(runs, True, -1)
             self.nb_free += len(runs)
@@ -229,9 +235,15 @@ class ResourceState:
             if max(cl) - lo + 1 == n:   # distinct cores: one run, by slices
                 self.core_free[lo:lo + n] = free
                 self.core_job[lo:lo + n] = job
+                if not self._arrays:
+                    self._free[lo:lo + n] = [free] * n
                 return
         self.core_free[cores] = free
         self.core_job[cores] = job
+        if not self._arrays:
+            flags = self._free
+            for c in cl:
+                flags[c] = free
 
     def _mark_runs(self, runs: HostRuns, free: bool, job: int) -> None:
         """:meth:`_mark` of a large core set, by slices over its runs."""
@@ -239,13 +251,15 @@ class ResourceState:
         for a, b in zip(runs.starts, runs.stops):
             core_free[a:b] = free
             core_job[a:b] = job
+            if not self._arrays:
+                self._free[a:b] = [free] * (b - a)
 
     def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
               now: float) -> dict[int, list[int]]:
         """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on its cores.
 
         Plain Python over the job's processors for a job of up to
-        :data:`~hdeeprm.simulation.runs.MANY` cores (most are), where NumPy's per-call cost would
+        :data:`~hdeeprm.simulation.runs.RUNS` cores (most are), where NumPy's per-call cost would
         dominate; only cores whose pstate really changes are visited (see :meth:`_settle`). Larger
         jobs go by :meth:`_load_runs`.
 
@@ -299,7 +313,7 @@ class ResourceState:
 
         Returns:
             As :meth:`_load`, each pstate's cores ascending: a :class:`~hdeeprm.simulation.runs.HostRuns`
-            above :data:`~hdeeprm.simulation.runs.MANY` cores, else a list.
+            above :data:`~hdeeprm.simulation.runs.RUNS` cores, else a list.
         """
         h = self.hierarchy
         first_np, count_np, first_l, count_l, proc_of = self._first_np, self._count_np, self._first, self._count, \
@@ -342,7 +356,10 @@ class ResourceState:
         used, cap = self.processor_used_bw[idx], self._mem_bw_np[idx]
         self._record_many(procs, (nb_busy > 0) & (used > cap), now)
         run, idle = self.model.pstates_many(nb_busy, used, cap)
-        self._run_np[idx], self._idle_np[idx] = run, idle
+        if self._arrays:
+            self._run_np[idx], self._idle_np[idx] = run, idle
+        else:
+            self._keep_lists(procs, run, idle, nb_busy, used)
         count, first = count_np[idx], first_np[idx]
         full = mine == count   # processors the job holds whole: their cores go from one pstate to `after`
         after = run if sign > 0 else idle
@@ -357,6 +374,18 @@ class ResourceState:
             cores = cores[differ]
             a, b, ps = np.concatenate((a, cores)), np.concatenate((b, cores + 1)), np.concatenate((ps, wanted[differ]))
         return self._switches(a, b, ps)
+
+    def _keep_lists(self, procs: np.ndarray, run: np.ndarray, idle: np.ndarray, nb_busy: np.ndarray,
+                    used: np.ndarray) -> None:
+        """Write the per-processor lists of ``procs`` (ascending), by slices over their runs."""
+        cut = (np.flatnonzero(np.diff(procs) != 1) + 1).tolist()
+        firsts, cut = procs[[0, *cut]].tolist(), [0, *cut, procs.size]
+        run, idle, nb_busy, used = run.tolist(), idle.tolist(), nb_busy.tolist(), used.tolist()
+        for r, p in enumerate(firsts):
+            s, e = cut[r], cut[r + 1]
+            q = p + e - s
+            self._run[p:q], self._idle[p:q], self._busy[p:q], self._used[p:q] = run[s:e], idle[s:e], nb_busy[s:e], \
+                used[s:e]
 
     def _switches(self, a: np.ndarray, b: np.ndarray, ps: np.ndarray) -> dict[int, list[int] | HostRuns]:
         """Apply the ranges of cores ``[a, b)`` whose pstate becomes ``ps`` to :attr:`core_pstate`.
@@ -382,7 +411,7 @@ class ResourceState:
             for s, e in zip(starts, stops):
                 core_pstate[s:e] = p
             n = int((pb - pa).sum())
-            if n > MANY:
+            if n > RUNS:
                 changes[p] = HostRuns(starts, stops)
             else:
                 changes[p] = [c for s, e in zip(starts, stops) for c in range(s, e)]
@@ -393,12 +422,12 @@ class ResourceState:
         """:meth:`_load` for a job whose ``cores`` are all on processor ``p``."""
         k = len(cores)
         busy = self._busy[p] + sign * k
-        self._busy[p] = busy
+        self.processor_busy[p] = self._busy[p] = busy
         if job.mem > 0.0:
             self.node_free_mem[self._node[p]] -= sign * k * job.mem
         if job.mem_bw > 0.0:
             # Bandwidth sums come back to zero exactly only up to rounding.
-            self._used[p] = self._used[p] + sign * k * job.mem_bw if busy else 0.0
+            self.processor_used_bw[p] = self._used[p] = self._used[p] + sign * k * job.mem_bw if busy else 0.0
         self._settle(p, busy, cores, sign, now, changes)
 
     def _load_processors(self, job: Job, per_proc: dict[int, list[int]], sign: int, now: float,
@@ -421,19 +450,19 @@ class ResourceState:
                 for _ in range(k):
                     v += d
                 free_mem[node] = v
-        busy_list, used_list = self._busy, self._used
+        busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
         d = sign * bw
         settle = self._settle
         for p in sorted(per_proc):
             cs = per_proc[p]
             busy = busy_list[p] + sign * len(cs)
-            busy_list[p] = busy
+            busy_of[p] = busy_list[p] = busy
             if bw > 0.0:
                 v = used_list[p]
                 for _ in cs:
                     v += d
                 # Bandwidth sums come back to zero exactly only up to rounding.
-                used_list[p] = v if busy else 0.0
+                used_of[p] = used_list[p] = v if busy else 0.0
             settle(p, busy, cs, sign, now, changes)
 
     def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
@@ -489,6 +518,10 @@ class ResourceState:
 
     def _record_many(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
         """:meth:`_record_one` for processors ``procs`` (distinct), now over-subscribed or not (``over``)."""
+        if not self._arrays:
+            for p, o in zip(procs.tolist(), over.tolist()):
+                self._record_one(p, o, now)
+            return
         changed = over != self._over[procs]
         if not changed.any():
             return
@@ -518,7 +551,8 @@ class ResourceState:
         Per processor: [times it became over-subscribed, seconds spent over-subscribed in the
         periods already closed].
         """
-        return np.column_stack((self._over_events.astype(np.float64), self._over_seconds.copy()))
+        return np.column_stack((np.array(self._events_v, dtype=np.float64),
+                                np.array(self._seconds_v, dtype=np.float64)))
 
     def overutilization_report(self, now: float) -> dict:
         """Memory-bandwidth over-utilization per processor, for ``overutilizations.json``.
@@ -533,7 +567,7 @@ class ResourceState:
         h = self.hierarchy
         over = self.overutilization
         seconds = over[:, 1].copy()
-        since = np.array(self._over_since, dtype=np.float64)
+        since = np.array(self._since_v, dtype=np.float64)
         open_ = ~np.isnan(since)
         seconds[open_] += now - since[open_]
         procs = {}

@@ -42,7 +42,7 @@ from hdeeprm.decision.strategies import HeadOfLine, StartStrategy
 from hdeeprm.errors import AgentError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
-from hdeeprm.simulation.runs import MANY, HostRuns
+from hdeeprm.simulation.runs import RUNS, HostRuns
 from hdeeprm.workload.model import Job
 
 
@@ -270,10 +270,10 @@ class WorkloadManager:
     def _launch(self, job: Job, cores: np.ndarray) -> None:
         """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB.
 
-        A job of more than :data:`~hdeeprm.simulation.runs.MANY` cores goes to the resource state and the
+        A job of more than :data:`~hdeeprm.simulation.runs.RUNS` cores goes to the resource state and the
         embedded engine as the runs of its cores (:class:`~hdeeprm.simulation.runs.HostRuns`, made once).
         """
-        hosts = HostRuns.of(cores) if len(cores) > MANY else cores
+        hosts = HostRuns.of(cores) if len(cores) > RUNS else cores
         self._switch(self.resources.allocate(job, hosts, self.now))
         if self.gpus is not None:
             share = self.gpus.take_cores(job, cores)

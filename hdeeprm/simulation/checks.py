@@ -14,7 +14,7 @@ import numpy as np
 from hdeeprm.errors import PlatformError, SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation.energy import COMP, IDLE, SPEED
-from hdeeprm.simulation.runs import MANY, HostRuns
+from hdeeprm.simulation.runs import RUNS, HostRuns
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState
 
 _min = np.minimum.reduce
@@ -163,11 +163,11 @@ def trusted_hosts(hosts: np.ndarray | HostRuns) -> tuple[tuple[int, ...] | HostR
 
     Returns:
         ``(allocation, index)``: the ids as a tuple, or as a :class:`~hdeeprm.simulation.runs.HostRuns` above
-        :data:`~hdeeprm.simulation.runs.MANY` hosts; and their slice when they are one ascending run, else
+        :data:`~hdeeprm.simulation.runs.RUNS` hosts; and their slice when they are one ascending run, else
         their array (to index the per-host arrays).
     """
     if type(hosts) is not HostRuns:
-        if len(hosts) <= MANY:
+        if len(hosts) <= RUNS:
             alloc = tuple(hosts.tolist())
             n, lo = len(alloc), alloc[0] if alloc else 0   # one ascending run: a slice (fast writes and sums)
             if n > 2 and alloc[-1] - lo + 1 == n and alloc == tuple(range(lo, lo + n)):

@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 
 from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
-from hdeeprm.simulation.runs import ARRAYS_ABOVE, MANY, HostRuns, distinct_values
+from hdeeprm.simulation.runs import ARRAYS_ABOVE, MANY, RUNS, HostRuns, distinct_values
 
 _sum = np.add.reduce
 
@@ -125,7 +125,7 @@ class HostPstates:
         for alloc, p in groups:
             n = len(alloc)
             n_switched += n
-            if n > MANY and type(alloc) is HostRuns:   # a large ascending group: by runs
+            if n > RUNS and type(alloc) is HostRuns:   # a large ascending group: by runs
                 on = distinct_values(host_job if host_jobs is None else host_jobs, alloc)
                 if max(on) >= 0:
                     jobs_here.update(on)
@@ -174,7 +174,7 @@ class HostPstates:
             cur_speed[a], cur_idle[a], cur_comp[a] = speed[a], new, comp[a]
             self.pstate[a] = p
             return new - old
-        if n > MANY and type(hosts) is HostRuns:
+        if n > RUNS and type(hosts) is HostRuns:
             return self._switch_runs(hosts, p)
         speed, idle, comp = self.tab[p]
         cur_speed, cur_idle, cur_comp = self.cur

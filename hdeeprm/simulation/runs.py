@@ -5,7 +5,7 @@ A job of thousands of cores (a Lublin job scaled to a Curie-size platform) is gi
 consecutive cores. :class:`HostRuns` keeps such a set as its runs, so that what the engine and the
 heterogeneity layer do for the job costs NumPy work over its runs or its hosts' values (slices of
 the per-host arrays), never Python work per host. Small host sets stay plain lists and tuples (the
-fast path of a few hosts); a :class:`HostRuns` is made only above :data:`MANY` hosts.
+fast path of a few hosts); a :class:`HostRuns` is made only above :data:`RUNS` hosts.
 """
 from __future__ import annotations
 
@@ -18,10 +18,14 @@ import numpy as np
 #: Engines of more hosts than this keep their per-host values in NumPy arrays, read one by one through
 #: memoryviews (a little slower than lists, but large host sets go by array slices); smaller ones in lists.
 ARRAYS_ABOVE = 16384
-#: Host sets of more hosts than this go through the run path (:class:`HostRuns`) and pstate switches of more
-#: hosts than this are applied by slices over runs of consecutive hosts; the sums over them are then always
-#: NumPy's pairwise ones, as :func:`hdeeprm.simulation.energy.total` sums more than ``SMALL`` (32) values.
+#: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
 MANY = 64
+#: Jobs and pstate switches of more hosts than this are held as runs (:class:`HostRuns`) by the manager, the
+#: heterogeneity layer and the engine: a few dozen NumPy calls each, whatever their size, where the per-host
+#: paths cost a Python step per host or per processor (on the Curie-size replay of ``benchmarks/bench_memory.py``,
+#: 128 and 256 give the same time, 64 and 512 a few per cent more). Above ``SMALL`` (32), so their sums are NumPy's pairwise ones, as
+#: :func:`hdeeprm.simulation.energy.total` makes them.
+RUNS = 256
 
 
 class HostRuns(Sequence):

@@ -48,7 +48,7 @@ def test_pstate_switches_and_summaries_by_runs_equal_the_list_paths_to_the_bit(a
     fast, slow = HostPstates(table, initial, arrays=arrays), HostPstates(table, initial, arrays=False)
     fast_account, slow_account = EnergyAccount(fast.cur, 1), EnergyAccount(slow.cur, 1)
     for _ in range(300):
-        size = int(rng.integers(65, 400))
+        size = int(rng.integers(257, 500))
         hosts = np.sort(rng.choice(nb_hosts, size=size, replace=False))
         if rng.random() < 0.5:   # one run
             a = int(rng.integers(0, nb_hosts - size))
@@ -59,7 +59,7 @@ def test_pstate_switches_and_summaries_by_runs_equal_the_list_paths_to_the_bit(a
         _, slow_w, _ = slow.switch_groups([(hosts.tolist(), p)], [-1] * nb_hosts, slow_account, True)
         assert fast_w == slow_w and list(fast.pstate) == list(slow.pstate)
         assert all(list(f) == list(s) for f, s in zip(fast.cur, slow.cur))
-        job = rng.permutation(nb_hosts)[:int(rng.integers(65, 500))]   # any order: sums run in the job's order
+        job = rng.permutation(nb_hosts)[:int(rng.integers(257, 590))]   # any order: sums run in the job's order
         assert fast.summarise(HostRuns.of(job), HostRuns.of(job).idx) == slow.summarise(tuple(job.tolist()))
 
 
@@ -68,9 +68,12 @@ def _job(index: int, res: int, mem: float, mem_bw: float) -> Job:
                profile=Profile(name="p", type=PARALLEL_HOMOGENEOUS, cpu=1e9))
 
 
-def test_resource_state_by_runs_equals_the_processor_by_processor_path_on_gaia():
+@pytest.mark.parametrize("arrays", [False, True])
+def test_resource_state_by_runs_equals_the_processor_by_processor_path_on_gaia(arrays, monkeypatch):
     hierarchy = load_platform(ROOT / "platforms" / "gaia.json")
-    fast, slow = ResourceState(hierarchy), ResourceState(hierarchy)
+    slow = ResourceState(hierarchy)   # lists (Gaia's 2,280 cores)
+    monkeypatch.setattr(contention, "ARRAYS_ABOVE", 0 if arrays else 10 ** 9)
+    fast = ResourceState(hierarchy)
     rng = np.random.default_rng(23)
     running, now = {}, 0.0
     for index in range(400):
@@ -83,7 +86,7 @@ def test_resource_state_by_runs_equals_the_processor_by_processor_path_on_gaia()
             slow.nb_free += len(cores)
         else:
             mem = float(rng.choice([0.0, 500.0])) if rng.random() < 0.5 else 0.0
-            job = _job(index, int(rng.integers(65, 600)), mem, float(rng.choice([0.0, 2.5, 6.0])))
+            job = _job(index, int(rng.integers(257, 600)), mem, float(rng.choice([0.0, 2.5, 6.0])))
             free = np.flatnonzero(fast.candidates(job.mem))
             cores = np.sort(rng.choice(free, size=job.res, replace=False)) if rng.random() < 0.3 else free[:job.res]
             changes = fast.allocate(job, cores, now)
@@ -117,12 +120,16 @@ def _replay(tmp_path: Path, name: str) -> dict:
 
 
 def test_quickstart_replay_is_the_same_by_runs_in_arrays_and_host_by_host(tmp_path, monkeypatch):
-    by_runs = _replay(tmp_path, "runs")   # Lublin jobs of up to 100 cores: those above 64 go by runs
-    monkeypatch.setattr(pstates, "ARRAYS_ABOVE", 0)
+    for module in (runs, pstates, checks, contention, manager):
+        monkeypatch.setattr(module, "RUNS", 64)   # Lublin jobs of up to 100 cores: those above 64 go by runs
+    by_runs = _replay(tmp_path, "runs")
+    for module in (pstates, contention):
+        monkeypatch.setattr(module, "ARRAYS_ABOVE", 0)
     in_arrays = _replay(tmp_path, "arrays")
     for module in (runs, pstates, checks, contention, manager):
-        monkeypatch.setattr(module, "MANY", 10 ** 9)
-    monkeypatch.setattr(pstates, "ARRAYS_ABOVE", 10 ** 9)
+        monkeypatch.setattr(module, "RUNS", 10 ** 9)
+    for module in (pstates, contention):
+        monkeypatch.setattr(module, "ARRAYS_ABOVE", 10 ** 9)
     host_by_host = _replay(tmp_path, "hosts")
     assert by_runs == in_arrays == host_by_host
     assert len(by_runs["out_pstate_changes.csv"]) > 1000
