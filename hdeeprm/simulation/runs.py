@@ -22,9 +22,9 @@ ARRAYS_ABOVE = 16384
 MANY = 64
 #: Jobs and pstate switches of more hosts than this are held as runs (:class:`HostRuns`) by the manager, the
 #: heterogeneity layer and the engine: a few dozen NumPy calls each, whatever their size, where the per-host
-#: paths cost a Python step per host or per processor (on the Curie-size replay of ``benchmarks/bench_memory.py``,
-#: 128 and 256 give the same time, 64 and 512 a few per cent more). Above ``SMALL`` (32), so their sums are NumPy's pairwise ones, as
-#: :func:`hdeeprm.simulation.energy.total` makes them.
+#: paths cost a Python step per host or per processor (on the Curie-size replay of
+#: ``benchmarks/bench_memory.py``, 128 and 256 give the same time, 64 and 512 a few per cent more). Above
+#: ``SMALL`` (32), so their sums are NumPy's pairwise ones, as :func:`hdeeprm.simulation.energy.total` makes them.
 RUNS = 256
 
 
