@@ -133,3 +133,21 @@ def test_quickstart_replay_is_the_same_by_runs_in_arrays_and_host_by_host(tmp_pa
     host_by_host = _replay(tmp_path, "hosts")
     assert by_runs == in_arrays == host_by_host
     assert len(by_runs["out_pstate_changes.csv"]) > 1000
+
+
+def test_a_static_order_that_is_the_core_ids_picks_the_cores_the_explicit_order_picks():
+    from hdeeprm.decision.core_selection import CoreSelector, node_capacity
+
+    hierarchy = load_platform(ROOT / "platforms" / "gaia.json")
+    state = ResourceState(hierarchy)
+    selector = CoreSelector(state, np.random.default_rng(0))
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        state.core_free[:] = rng.random(hierarchy.nb_cores) < 0.6
+        state.node_free_mem[:] = rng.uniform(0.0, 4000.0, hierarchy.nb_nodes)
+        job = _job(0, int(rng.integers(1, 900)), float(rng.choice([0.0, 300.0])), 0.0)
+        cap = node_capacity(state, job.mem) if job.mem > 0.0 else None
+        cand = state.candidates(job.mem)
+        by_ids = selector._ordered(job, None, cand, cap)
+        explicit = selector._ordered(job, np.arange(hierarchy.nb_cores), cand, cap)
+        assert (by_ids is None and explicit is None) or np.array_equal(by_ids, explicit)
