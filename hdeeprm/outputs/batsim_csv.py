@@ -79,7 +79,8 @@ def distinct_interval_set(hosts) -> str:
     """:func:`interval_set` of distinct host ids (not checked): one run of consecutive ids is written at once.
 
     Args:
-        hosts: Distinct host ids (ints, any order), e.g. a job's allocation or a pstate switch's hosts.
+        hosts: Distinct host ids (ints, any order, or a :class:`~hdeeprm.simulation.runs.HostRuns`), e.g. a job's
+            allocation or a pstate switch's hosts.
     """
     if type(hosts) is HostRuns:
         return hosts.text()

@@ -108,8 +108,8 @@ class Engine(EventKernel):
         state: :class:`JobState` of each job, by job index.
         start_time: Start time (s) by job index, float64 (nb_jobs,), NaN when not started.
         finish_time: End time (s) by job index, float64 (nb_jobs,), NaN when not finished.
-        allocation: Host ids of each job by job index, None when not started (and, with a
-            streaming recorder, once ended).
+        allocation: Host ids of each job by job index (a tuple, or a :class:`~hdeeprm.simulation.runs.HostRuns`),
+            None when not started (and, with a streaming recorder, once ended).
         pstate: Current pstate of each host, int (nb_hosts,).
         busy: Whether a job runs on each host, bool (nb_hosts,).
 
@@ -141,9 +141,8 @@ class Engine(EventKernel):
         self._host_busy = np.zeros(n)              # s of ended jobs per host (out_schedule.csv)
         self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
-        # Job index on each host, -1: free: a list, or an array read one by one through a memoryview (as the pstates)
-        self._host_jobs = None if self._hosts_now.curs is None else np.full(n, -1, dtype=np.int64)
-        self._host_job = [-1] * n if self._host_jobs is None else memoryview(self._host_jobs)
+        self._host_jobs = None if self._hosts_now.curs is None else np.full(n, -1, dtype=np.int64)   # -1: free
+        self._host_job = [-1] * n if self._host_jobs is None else memoryview(self._host_jobs)   # as HostPstates
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)

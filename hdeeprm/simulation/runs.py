@@ -15,8 +15,9 @@ from itertools import accumulate, chain
 
 import numpy as np
 
-#: Engines of more hosts than this keep their per-host values in NumPy arrays, read one by one through
-#: memoryviews (a little slower than lists, but large host sets go by array slices); smaller ones in lists.
+#: Engines of more hosts (resource states of more cores) than this keep their per-host, per-core and
+#: per-processor values in NumPy arrays, read one by one through memoryviews (a little slower than lists, but
+#: a large job's thousands of hosts go by array slices, with nothing to keep in step); smaller ones in lists.
 ARRAYS_ABOVE = 16384
 #: Pstate switches of more hosts than this are applied by slices over runs of consecutive hosts.
 MANY = 64
