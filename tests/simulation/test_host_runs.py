@@ -151,3 +151,15 @@ def test_a_static_order_that_is_the_core_ids_picks_the_cores_the_explicit_order_
         by_ids = selector._ordered(job, None, cand, cap)
         explicit = selector._ordered(job, np.arange(hierarchy.nb_cores), cand, cap)
         assert (by_ids is None and explicit is None) or np.array_equal(by_ids, explicit)
+
+
+@pytest.mark.parametrize("arrays", [False, True])
+def test_a_large_delay_job_draws_the_idle_wattage_summed_as_host_by_host(arrays):
+    rng = np.random.default_rng(8)
+    table = _table(rng, 900)
+    hosts = HostPstates(table, rng.integers(0, 4, 900).tolist(), arrays=arrays)
+    account = EnergyAccount(hosts.cur, 2)
+    job = np.concatenate((np.arange(500, 800), np.arange(10, 200)))
+    account.delay_started(0, HostRuns.of(job), 3.0)
+    account.delay_started(1, tuple(job.tolist()), 3.0)
+    assert account._job_idle[0] == account._job_idle[1] and account._job_power[0] == account._job_power[1]
