@@ -14,6 +14,8 @@ The other modules:
   (Mu'alem and Feitelson 2001).
 * :mod:`~hdeeprm.decision.commit_head`: The ``commit_head`` start strategy: RLScheduler's commitment to the
   head of the sorted queue.
+* :mod:`~hdeeprm.decision.contention_models`: Contention models: the pstates of a processor's busy and idle
+  cores given its load.
 * :mod:`~hdeeprm.decision.fragmentation`: GPU fragmentation (Weng et al., ATC'23): the model the placement
   policies score with and the runs report.
 * :mod:`~hdeeprm.decision.free_spaces`: Free spaces: the "rectangle" bookkeeping of PyBatsim 3.2.1's

@@ -13,13 +13,11 @@ the project's ``docs/model.rst``, "Heterogeneity layer"):
 * Idle cores of a processor with at least one busy core are in P2; every core
   of a fully idle processor is in P3 (the initial state).
 
-The model is a replaceable component: a :class:`ContentionModel` decides the
-pstate of the cores of one processor; :class:`ResourceState` keeps the
-bookkeeping and reports the pstate switches the simulator must apply. Models
-are registered by name in :data:`CONTENTION_MODELS` (``hdeeprm``, the default,
-and ``none``, without bandwidth contention) and chosen with the options'
-``contention`` key, the environment's ``contention`` argument or
-:func:`register_contention_model` for a user's own.
+The model is a replaceable component: a
+:class:`~hdeeprm.decision.contention_models.ContentionModel` decides the pstate of the
+cores of one processor (:mod:`hdeeprm.decision.contention_models`, re-exported here);
+:class:`ResourceState` keeps the bookkeeping and reports the pstate switches the
+simulator must apply.
 """
 from __future__ import annotations
 
@@ -29,98 +27,13 @@ from itertools import compress
 
 import numpy as np
 
-from hdeeprm.platform.hierarchy import P0, P1, P2, P3, ResourceHierarchy
-from hdeeprm.errors import OptionsError
-from hdeeprm.registry import Registry
-from hdeeprm.simulation.energy import host_runs
+from hdeeprm.decision.contention_models import (CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL, ContentionModel,
+                                                NoContention, make_contention_model, register_contention_model)
+from hdeeprm.platform.hierarchy import P3, ResourceHierarchy
+from hdeeprm.simulation.runs import ARRAYS_ABOVE, RUNS, HostRuns
 from hdeeprm.workload.model import Job
 
 
-class ContentionModel:
-    """Maps the load of a processor to the pstates of its cores.
-
-    Subclass and override :meth:`pstates` to plug in another model;
-    :class:`ResourceState` calls it for every processor whose load changed.
-    """
-
-    def pstates(self, busy_cores: int, used_bw: float, mem_bw: float) -> tuple[int, int]:
-        """Pstates of the busy and of the idle cores of one processor.
-
-        Args:
-            busy_cores: Cores of the processor running a job.
-            used_bw: Bandwidth its busy cores request, GB/s.
-            mem_bw: Bandwidth the processor offers, GB/s.
-
-        Returns:
-            ``(pstate of its busy cores, pstate of its idle cores)``: P0 or P1 (P1 when
-            ``used_bw > mem_bw``), and P2 or P3 (P3 when no core is busy).
-        """
-        if busy_cores == 0:
-            return P0, P3
-        return (P1 if used_bw > mem_bw else P0), P2
-
-    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
-                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`pstates` for many processors at once (shapes (k,) in, (k,) int64 out).
-
-        Subclasses that override :meth:`pstates` only are served by a loop over it.
-        """
-        if type(self).pstates is not ContentionModel.pstates:
-            pairs = [self.pstates(int(b), float(u), float(m)) for b, u, m in zip(busy_cores, used_bw, mem_bw)]
-            run, idle = zip(*pairs)
-            return np.asarray(run, dtype=np.int64), np.asarray(idle, dtype=np.int64)
-        active = busy_cores > 0
-        return np.where(active & (used_bw > mem_bw), P1, P0), np.where(active, P2, P3)
-
-
-class NoContention(ContentionModel):
-    """Busy cores always compute at full speed (P0): memory bandwidth is never a limit.
-
-    A baseline to measure what bandwidth contention costs a policy; memory stays a hard
-    limit and idle cores still sit in P2 / P3.
-    """
-
-    def pstates(self, busy_cores: int, used_bw: float, mem_bw: float) -> tuple[int, int]:
-        """``(P0, P2)`` when a core is busy, else ``(P0, P3)``."""
-        return P0, (P2 if busy_cores else P3)
-
-    def pstates_many(self, busy_cores: np.ndarray, used_bw: np.ndarray,
-                     mem_bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`pstates` for many processors (shapes (k,) in, (k,) int64 out)."""
-        return np.full(busy_cores.shape, P0, dtype=np.int64), np.where(busy_cores > 0, P2, P3)
-
-
-#: Contention models by name (classes, instantiated once per run).
-CONTENTION_MODELS: Registry[type[ContentionModel]] = Registry("contention model")
-CONTENTION_MODELS.register("hdeeprm", ContentionModel)
-CONTENTION_MODELS.register("none", NoContention)
-#: The model used when none is named (the original HDeepRM's).
-DEFAULT_CONTENTION_MODEL = "hdeeprm"
-
-
-def register_contention_model(name: str, model: type[ContentionModel]) -> None:
-    """Make a user's :class:`ContentionModel` subclass selectable by ``name``.
-
-    Raises:
-        OptionsError: ``name`` is taken, or ``model`` is not a ContentionModel subclass.
-    """
-    if not (isinstance(model, type) and issubclass(model, ContentionModel)):
-        raise OptionsError(f"contention model '{name}' must be a ContentionModel subclass, got {model!r}")
-    CONTENTION_MODELS.register(name, model)
-
-
-def make_contention_model(name: str) -> ContentionModel:
-    """A new instance of the model registered as ``name``.
-
-    Raises:
-        OptionsError: unknown name (lists the valid ones and the closest).
-    """
-    return CONTENTION_MODELS[name]()
-
-
-#: Jobs of more cores than this, on several processors, are loaded with NumPy (one call per
-#: array instead of Python per processor).
-MANY = 64
 #: Pstate switches of more cores than this are written into ``core_pstate`` with NumPy.
 MANY_SET = 24
 
@@ -154,27 +67,39 @@ class ResourceState:
         self.processor_busy = np.zeros(h.nb_processors, dtype=np.int64)
         self.processor_used_bw = np.zeros(h.nb_processors, dtype=np.float64)
         self.nb_free = h.nb_cores
-        # Over-utilization per processor: events, seconds, start of the open one (NaN: none open).
-        self._over_events: list[int] = [0] * h.nb_processors
-        self._over_seconds: list[float] = [0.0] * h.nb_processors
-        self._over_since: list[float] = [math.nan] * h.nb_processors
-        self._over: list[bool] = [False] * h.nb_processors
-        # Pstate the model gave the busy and the idle cores of each processor at its last update.
+        n = h.nb_processors
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
-        self._run: list[int] = [run0] * h.nb_processors
-        self._idle: list[int] = [idle0] * h.nb_processors
+        # The small-job path reads and writes the per-core and per-processor state one by one: lists (the
+        # fastest) on a platform of up to ARRAYS_ABOVE cores, kept in step with core_free, processor_busy
+        # and processor_used_bw; above, memoryviews of those arrays (a little slower one by one, but
+        # nothing to keep in step when a large job changes thousands of cores at once).
+        self._arrays = h.nb_cores > ARRAYS_ABOVE
+        if self._arrays:
+            # Over-utilization per processor: whether one is open, events, seconds, start of the open one
+            # (NaN: none open); the pstates the model gave the busy and the idle cores at the last update.
+            self._over, self._over_events = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
+            self._over_seconds, self._over_since = np.zeros(n), np.full(n, math.nan)
+            self._run_np, self._idle_np = np.full(n, run0, dtype=np.int64), np.full(n, idle0, dtype=np.int64)
+            self._over_v, self._events_v = memoryview(self._over), memoryview(self._over_events)
+            self._seconds_v, self._since_v = memoryview(self._over_seconds), memoryview(self._over_since)
+            self._run, self._idle = memoryview(self._run_np), memoryview(self._idle_np)
+            self._free = memoryview(self.core_free)
+            self._busy, self._used = memoryview(self.processor_busy), memoryview(self.processor_used_bw)
+        else:
+            self._over_v, self._events_v, self._seconds_v, self._since_v = [False] * n, [0] * n, [0.0] * n, \
+                [math.nan] * n
+            self._run, self._idle = [run0] * n, [idle0] * n
+            self._free: list[bool] = [True] * h.nb_cores
+            self._busy, self._used = [0] * n, [0.0] * n
         self._node: list[int] = np.asarray(h.processor_node).tolist()
         self._proc_of: list[int] = np.asarray(h.core_processor).tolist()
         self._first: list[int] = np.asarray(h.processor_first_core).tolist()
         self._count: list[int] = np.asarray(h.processor_n_cores).tolist()
         self._mem_bw: list[float] = np.asarray(h.processor_mem_bw, dtype=np.float64).tolist()
-        self._free: list[bool] = [True] * h.nb_cores  # core_free as a list (cheap per-core reads)
-        # processor_busy and processor_used_bw as lists (cheap per-processor reads; same values).
-        self._busy: list[int] = [0] * h.nb_processors
-        self._used: list[float] = [0.0] * h.nb_processors
         self._first_np = np.asarray(h.processor_first_core, dtype=np.int64)
         self._count_np = np.asarray(h.processor_n_cores, dtype=np.int64)
         self._mem_bw_np = np.asarray(h.processor_mem_bw, dtype=np.float64)
+        self._empty_processors = bool((self._count_np == 0).any())
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
 
@@ -184,24 +109,36 @@ class ResourceState:
             return self.core_free
         return self.core_free & (self.node_free_mem[self.hierarchy.core_node] >= mem)
 
-    def allocate(self, job: Job, cores: np.ndarray, now: float) -> dict[int, list[int]]:
+    def allocate(self, job: Job, cores: np.ndarray | HostRuns, now: float) -> dict[int, list[int] | HostRuns]:
         """Mark ``cores`` busy with ``job`` and return the pstate switches this causes.
 
         Args:
             job: The job being started.
-            cores: Core ids, int, shape (job.res,); they must be candidates.
+            cores: Core ids, int, shape (job.res,), or a :class:`~hdeeprm.simulation.runs.HostRuns` of them;
+                they must be candidates.
             now: Current time in seconds (for the over-utilization record).
 
         Returns:
-            ``{pstate: [core ids]}`` of cores whose pstate changes, pstates ascending.
+            ``{pstate: core ids}`` of cores whose pstate changes, pstates ascending, ids ascending: a list, or
+            a :class:`~hdeeprm.simulation.runs.HostRuns` above :data:`~hdeeprm.simulation.runs.RUNS` cores.
         """
+        if len(cores) > RUNS:   # a large job: by the runs of its cores (see _load_runs)
+            runs = cores if type(cores) is HostRuns else HostRuns.of(cores)
+            self._mark_runs(runs, False, job.index)
+            self.nb_free -= len(runs)
+            return self._load_runs(job, runs, 1, now)
         cl = cores.tolist()
         self._mark(cores, cl, False, job.index)
         self.nb_free -= len(cl)
         return self._load(job, cl, cores, 1, now)
 
-    def release(self, job: Job, cores: Sequence[int], now: float) -> dict[int, list[int]]:
-        """Free the cores of a finished ``job``; returns the pstate switches this causes."""
+    def release(self, job: Job, cores: Sequence[int] | HostRuns, now: float) -> dict[int, list[int] | HostRuns]:
+        """Free the cores of a finished ``job``; returns the pstate switches this causes (as :meth:`allocate`)."""
+        if len(cores) > RUNS:
+            runs = cores if type(cores) is HostRuns else HostRuns.of(np.asarray(cores, dtype=np.int64))
+            self._mark_runs(runs, True, -1)
+            self.nb_free += len(runs)
+            return self._load_runs(job, runs, -1, now)
         cores = np.asarray(cores, dtype=np.int64)
         cl = cores.tolist()
         self._mark(cores, cl, True, -1)
@@ -209,33 +146,40 @@ class ResourceState:
         return self._load(job, cl, cores, -1, now)
 
     def _mark(self, cores: np.ndarray, cl: list[int], free: bool, job: int) -> None:
-        """Set the free flag (array and list) and the job index of ``cores`` (``cl`` = the same as a list)."""
+        """Set the free flag and the job index of ``cores`` (``cl`` = the same as a list)."""
         n = len(cl)
         if n > 2:
             lo = min(cl)
             if max(cl) - lo + 1 == n:   # distinct cores: one run, by slices
                 self.core_free[lo:lo + n] = free
                 self.core_job[lo:lo + n] = job
-                self._free[lo:lo + n] = [free] * n
+                if not self._arrays:
+                    self._free[lo:lo + n] = [free] * n
                 return
         self.core_free[cores] = free
         self.core_job[cores] = job
-        flags = self._free
-        if n > MANY:   # the list by slices over runs of consecutive cores
-            for a, b in zip(*host_runs(cl)):
-                flags[a:b + 1] = [free] * (b + 1 - a)
-            return
-        for c in cl:
-            flags[c] = free
+        if not self._arrays:
+            flags = self._free
+            for c in cl:
+                flags[c] = free
+
+    def _mark_runs(self, runs: HostRuns, free: bool, job: int) -> None:
+        """:meth:`_mark` of a large core set, by slices over its runs."""
+        core_free, core_job = self.core_free, self.core_job
+        for a, b in zip(runs.starts, runs.stops):
+            core_free[a:b] = free
+            core_job[a:b] = job
+            if not self._arrays:
+                self._free[a:b] = [free] * (b - a)
 
     def _load(self, job: Job, cl: list[int], cores: np.ndarray, sign: int,
               now: float) -> dict[int, list[int]]:
         """Add (sign 1) or remove (sign -1) ``job``'s memory and bandwidth on its cores.
 
-        Plain Python over the job's processors when the job is small (most are), where NumPy's
-        per-call cost would dominate; only cores whose pstate really changes are visited (see
-        :meth:`_settle`). NumPy over all their cores (:meth:`_load_many`) for a job of more
-        than :data:`MANY` cores spread over several processors.
+        Plain Python over the job's processors for a job of up to
+        :data:`~hdeeprm.simulation.runs.RUNS` cores (most are), where NumPy's per-call cost would
+        dominate; only cores whose pstate really changes are visited (see :meth:`_settle`). Larger
+        jobs go by :meth:`_load_runs`.
 
         Args:
             job: The job.
@@ -253,8 +197,6 @@ class ResourceState:
         first = self._first[p0]
         if min(cl) >= first and max(cl) < first + self._count[p0]:   # processors hold consecutive cores
             self._load_processor(job, p0, cl, sign, now, changes)
-        elif len(cl) > MANY:
-            return self._load_many(job, cores, self.hierarchy.core_processor[cores], sign, now)
         elif self._one_core_each:
             self._load_whole_processors(job, cl, sign, now, changes)
         else:
@@ -281,34 +223,119 @@ class ResourceState:
             return dict(sorted(changes.items()))
         return changes
 
-    def _load_many(self, job: Job, cores: np.ndarray, procs: np.ndarray, sign: int,
-                   now: float) -> dict[int, list[int]]:
-        """:meth:`_load` with NumPy over every core of the job's processors (large jobs)."""
+    def _load_runs(self, job: Job, runs: HostRuns, sign: int, now: float) -> dict[int, list[int] | HostRuns]:
+        """:meth:`_load` of a large job, by the runs of its cores: NumPy over its processors.
+
+        The job's cores on each processor come from the runs (processors hold consecutive cores,
+        in processor order); memory and bandwidth are added core by core (``numpy.add.at``, as
+        :meth:`_load_processors`); a processor the job holds whole switches all its cores at once
+        (they were all in one pstate), the processors it shares are looked at core by core.
+
+        Returns:
+            As :meth:`_load`, each pstate's cores ascending: a :class:`~hdeeprm.simulation.runs.HostRuns`
+            above :data:`~hdeeprm.simulation.runs.RUNS` cores, else a list.
+        """
         h = self.hierarchy
+        first_np, count_np, first_l, count_l, proc_of = self._first_np, self._count_np, self._first, self._count, \
+            self._proc_of
+        spans, parts = [], []   # per run: its processors (first, last + 1) and the job's cores on each
+        for a, b in zip(runs.starts, runs.stops):
+            pa, pb = proc_of[a], proc_of[b - 1]
+            mine = count_np[pa:pb + 1].copy()
+            if pa == pb:
+                mine[0] = b - a
+            else:
+                mine[0], mine[-1] = first_l[pa] + count_l[pa] - a, b - first_l[pb]
+            spans.append((pa, pb + 1))
+            parts.append(mine)
+        if len(spans) == 1:   # one run: its processors are a slice
+            (pa, pb), mine = spans[0], parts[0]
+            idx, procs = slice(pa, pb), np.arange(pa, pb)
+        else:
+            procs, mine = np.concatenate([np.arange(pa, pb) for pa, pb in spans]), np.concatenate(parts)
+            if not all(spans[r][0] < spans[r + 1][0] for r in range(len(spans) - 1)):   # runs not ascending
+                order = np.argsort(procs, kind="stable")
+                procs, mine = procs[order], mine[order]
+            same = procs[1:] == procs[:-1]   # a processor holding cores of several runs
+            if same.any():
+                head = np.flatnonzero(np.concatenate(([True], ~same)))
+                mine, procs = np.add.reduceat(mine, head), procs[head]
+            idx = procs
+        if self._empty_processors:   # a processor without cores, inside a run's range
+            keep = mine > 0
+            procs, mine = procs[keep], mine[keep]
+            idx = procs
+        self.processor_busy[idx] += sign * mine
+        nb_busy = self.processor_busy[idx]
         if job.mem > 0.0:
-            np.add.at(self.node_free_mem, h.core_node[cores], -sign * job.mem)
-        np.add.at(self.processor_busy, procs, sign)
+            np.add.at(self.node_free_mem, h.processor_node[np.repeat(procs, mine)], -sign * job.mem)
         if job.mem_bw > 0.0:
-            np.add.at(self.processor_used_bw, procs, sign * job.mem_bw)
+            np.add.at(self.processor_used_bw, np.repeat(procs, mine), sign * job.mem_bw)
             # Bandwidth sums come back to zero exactly only up to rounding.
-            self.processor_used_bw[procs[self.processor_busy[procs] == 0]] = 0.0
-        parr = np.unique(procs)
-        nb_busy, used, cap = self.processor_busy[parr], self.processor_used_bw[parr], self._mem_bw_np[parr]
-        for p, over in zip(parr.tolist(), ((nb_busy > 0) & (used > cap)).tolist()):
-            self._record_one(p, over, now)
+            self.processor_used_bw[procs[nb_busy == 0]] = 0.0
+        used, cap = self.processor_used_bw[idx], self._mem_bw_np[idx]
+        self._record_many(procs, (nb_busy > 0) & (used > cap), now)
         run, idle = self.model.pstates_many(nb_busy, used, cap)
-        for p, r, i, b, u in zip(parr.tolist(), run.tolist(), idle.tolist(), nb_busy.tolist(), used.tolist()):
-            self._run[p], self._idle[p] = r, i
-            self._busy[p], self._used[p] = b, u
-        counts = self._count_np[parr]
-        ends = np.cumsum(counts)
-        all_cores = np.repeat(self._first_np[parr] - (ends - counts), counts) + np.arange(int(ends[-1]))
-        wanted = np.where(self.core_free[all_cores], np.repeat(idle, counts), np.repeat(run, counts))
-        differ = wanted != self.core_pstate[all_cores]
-        all_cores, wanted = all_cores[differ], wanted[differ]
-        self.core_pstate[all_cores] = wanted
-        # Pstates present, ascending (bincount: the pstates are small ints; np.unique would sort every core).
-        return {ps: all_cores[wanted == ps].tolist() for ps in np.flatnonzero(np.bincount(wanted)).tolist()}
+        if self._arrays:
+            self._run_np[idx], self._idle_np[idx] = run, idle
+        else:
+            self._keep_lists(procs, run, idle, nb_busy, used)
+        count, first = count_np[idx], first_np[idx]
+        full = mine == count   # processors the job holds whole: their cores go from one pstate to `after`
+        after = run if sign > 0 else idle
+        moved = np.flatnonzero(full & (after != self.core_pstate[first]))
+        a, b, ps = first[moved], first[moved] + count[moved], after[moved]
+        part = np.flatnonzero(~full)
+        if part.size:   # processors shared with other jobs or free cores: core by core
+            cores = np.concatenate([np.arange(f, f + c) for f, c in zip(first[part].tolist(), count[part].tolist())])
+            wanted = np.where(self.core_free[cores], np.repeat(idle[part], count[part]),
+                              np.repeat(run[part], count[part]))
+            differ = wanted != self.core_pstate[cores]
+            cores = cores[differ]
+            a, b, ps = np.concatenate((a, cores)), np.concatenate((b, cores + 1)), np.concatenate((ps, wanted[differ]))
+        return self._switches(a, b, ps)
+
+    def _keep_lists(self, procs: np.ndarray, run: np.ndarray, idle: np.ndarray, nb_busy: np.ndarray,
+                    used: np.ndarray) -> None:
+        """Write the per-processor lists of ``procs`` (ascending), by slices over their runs."""
+        cut = (np.flatnonzero(np.diff(procs) != 1) + 1).tolist()
+        firsts, cut = procs[[0, *cut]].tolist(), [0, *cut, procs.size]
+        run, idle, nb_busy, used = run.tolist(), idle.tolist(), nb_busy.tolist(), used.tolist()
+        for r, p in enumerate(firsts):
+            s, e = cut[r], cut[r + 1]
+            q = p + e - s
+            self._run[p:q], self._idle[p:q], self._busy[p:q], self._used[p:q] = run[s:e], idle[s:e], nb_busy[s:e], \
+                used[s:e]
+
+    def _switches(self, a: np.ndarray, b: np.ndarray, ps: np.ndarray) -> dict[int, list[int] | HostRuns]:
+        """Apply the ranges of cores ``[a, b)`` whose pstate becomes ``ps`` to :attr:`core_pstate`.
+
+        Returns:
+            ``{pstate: cores}`` as :meth:`_load_runs` returns it.
+        """
+        changes: dict[int, list[int] | HostRuns] = {}
+        if not a.size:
+            return changes
+        order = np.argsort(a)
+        a, b, ps = a[order], b[order], ps[order]
+        core_pstate = self.core_pstate
+        present = np.flatnonzero(np.bincount(ps)).tolist()   # pstates present, ascending
+        for p in present:
+            if len(present) == 1:
+                pa, pb = a, b
+            else:
+                mine = ps == p
+                pa, pb = a[mine], b[mine]
+            split = np.flatnonzero(pa[1:] != pb[:-1]) + 1   # adjacent ranges make one run
+            starts, stops = pa[[0, *split.tolist()]].tolist(), pb[[*(split - 1).tolist(), pb.size - 1]].tolist()
+            for s, e in zip(starts, stops):
+                core_pstate[s:e] = p
+            n = int((pb - pa).sum())
+            if n > RUNS:
+                changes[p] = HostRuns(starts, stops)
+            else:
+                changes[p] = [c for s, e in zip(starts, stops) for c in range(s, e)]
+        return changes
 
     def _load_processor(self, job: Job, p: int, cores: list[int], sign: int, now: float,
                         changes: dict[int, list[int]]) -> None:
@@ -382,7 +409,7 @@ class ResourceState:
                     v += d
                 free_mem[node] = v
         busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
-        run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over, self._mem_bw, self._first
+        run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over_v, self._mem_bw, self._first
         pstates = self.model.pstates
         d = sign * bw
         for p in procs:
@@ -415,7 +442,7 @@ class ResourceState:
         """
         used, cap = self._used[p], self._mem_bw[p]
         over = nb_busy > 0 and used > cap
-        if over != self._over[p]:
+        if over != self._over_v[p]:
             self._record_one(p, over, now)
         run, idle = self.model.pstates(nb_busy, used, cap)
         old_run, old_idle = self._run[p], self._idle[p]
@@ -455,16 +482,33 @@ class ResourceState:
         else:
             listed.extend(cores)
 
-    def _record_one(self, p: int, over: bool, now: float) -> None:
-        if over == self._over[p]:
+    def _record_many(self, procs: np.ndarray, over: np.ndarray, now: float) -> None:
+        """:meth:`_record_one` for processors ``procs`` (distinct), now over-subscribed or not (``over``)."""
+        if not self._arrays:
+            for p, o in zip(procs.tolist(), over.tolist()):
+                self._record_one(p, o, now)
             return
-        self._over[p] = over
+        changed = over != self._over[procs]
+        if not changed.any():
+            return
+        procs, over = procs[changed], over[changed]
+        self._over[procs] = over
+        opened, closed = procs[over], procs[~over]
+        self._over_since[opened] = now
+        self._over_events[opened] += 1
+        self._over_seconds[closed] += now - self._over_since[closed]
+        self._over_since[closed] = math.nan
+
+    def _record_one(self, p: int, over: bool, now: float) -> None:
+        if over == self._over_v[p]:
+            return
+        self._over_v[p] = over
         if over:
-            self._over_since[p] = now
-            self._over_events[p] += 1
+            self._since_v[p] = now
+            self._events_v[p] += 1
         else:
-            self._over_seconds[p] += now - self._over_since[p]
-            self._over_since[p] = math.nan
+            self._seconds_v[p] += now - self._since_v[p]
+            self._since_v[p] = math.nan
 
     @property
     def overutilization(self) -> np.ndarray:
@@ -473,8 +517,8 @@ class ResourceState:
         Per processor: [times it became over-subscribed, seconds spent over-subscribed in the
         periods already closed].
         """
-        return np.column_stack((np.array(self._over_events, dtype=np.float64),
-                                np.array(self._over_seconds, dtype=np.float64)))
+        return np.column_stack((np.array(self._events_v, dtype=np.float64),
+                                np.array(self._seconds_v, dtype=np.float64)))
 
     def overutilization_report(self, now: float) -> dict:
         """Memory-bandwidth over-utilization per processor, for ``overutilizations.json``.
@@ -489,7 +533,7 @@ class ResourceState:
         h = self.hierarchy
         over = self.overutilization
         seconds = over[:, 1].copy()
-        since = np.array(self._over_since, dtype=np.float64)
+        since = np.array(self._since_v, dtype=np.float64)
         open_ = ~np.isnan(since)
         seconds[open_] += now - since[open_]
         procs = {}
@@ -498,3 +542,7 @@ class ResourceState:
                              "seconds": float(seconds[p])}
         return {"total_events": int(over[:, 0].sum()),
                 "total_seconds": float(seconds.sum()), "processors": procs}
+
+
+__all__ = ["ContentionModel", "NoContention", "CONTENTION_MODELS", "DEFAULT_CONTENTION_MODEL",
+           "register_contention_model", "make_contention_model", "ResourceState"]

@@ -64,9 +64,10 @@ class CoreSelector:
         self.rng = rng
         h = resources.hierarchy
         idx = np.arange(h.nb_cores)
-        # Static core orders (ties by core id): fastest processor first, lowest power first.
-        self._fastest = np.lexsort((idx, -np.asarray(h.core_speed)))
-        self._frugal = np.lexsort((idx, np.asarray(h.core_power)))
+        # Static core orders (ties by core id): fastest processor first, lowest power first; None when the
+        # order is the core ids' own (a homogeneous platform), read then without a gather over every core.
+        self._fastest = _unless_identity(np.lexsort((idx, -np.asarray(h.core_speed))))
+        self._frugal = _unless_identity(np.lexsort((idx, np.asarray(h.core_power))))
         self._policies = {name: getattr(self, CORE_SELECTIONS[name]) for name in CORE_SELECTIONS}
 
     def select(self, job: Job, policy: str, within: np.ndarray | None = None) -> np.ndarray | None:
@@ -118,8 +119,8 @@ class CoreSelector:
                 return cores
         return None
 
-    def _ordered(self, job: Job, order: np.ndarray, cand: np.ndarray, cap: np.ndarray | None):
-        cores = order[cand[order]]
+    def _ordered(self, job: Job, order: np.ndarray | None, cand: np.ndarray, cap: np.ndarray | None):
+        cores = np.flatnonzero(cand) if order is None else order[cand[order]]
         if cap is not None:
             nodes = self.resources.hierarchy.core_node[cores]
             cores = cores[_rank_in_group(nodes) < cap[nodes]]
@@ -184,6 +185,11 @@ class CoreSelector:
                         avail[procs] = 0
                         masked[procs] = -np.inf
         return taken
+
+
+def _unless_identity(order: np.ndarray) -> np.ndarray | None:
+    """``order`` (a permutation of the core ids), or None when it is ``0, 1, 2, ...``."""
+    return None if np.array_equal(order, np.arange(order.size)) else order
 
 
 def free_runs(free: np.ndarray) -> list[tuple[int, int]]:

@@ -42,6 +42,7 @@ from hdeeprm.decision.strategies import HeadOfLine, StartStrategy
 from hdeeprm.errors import AgentError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
+from hdeeprm.simulation.runs import RUNS, HostRuns
 from hdeeprm.workload.model import Job
 
 
@@ -267,8 +268,13 @@ class WorkloadManager:
             job if count == job.res else replace(job, res=count), core_policy, cores))   # a gang part: its cores
 
     def _launch(self, job: Job, cores: np.ndarray) -> None:
-        """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB."""
-        self._switch(self.resources.allocate(job, cores, self.now))
+        """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB.
+
+        A job of more than :data:`~hdeeprm.simulation.runs.RUNS` cores goes to the resource state and the
+        embedded engine as the runs of its cores (:class:`~hdeeprm.simulation.runs.HostRuns`, made once).
+        """
+        hosts = HostRuns.of(cores) if len(cores) > RUNS else cores
+        self._switch(self.resources.allocate(job, hosts, self.now))
         if self.gpus is not None:
             share = self.gpus.take_cores(job, cores)
             if share is not None:
@@ -276,7 +282,7 @@ class WorkloadManager:
                 self.running[job.index] = (job, cores)
                 return
         if self._set_pstates is not None:   # the embedded engine: the array as it is, free cores of the platform
-            self.sim.execute_job(job, cores, validate=False)
+            self.sim.execute_job(job, hosts, validate=False)
         else:
             self.sim.execute_job(job, cores.tolist())
         self.running[job.index] = (job, cores)
@@ -288,7 +294,7 @@ class WorkloadManager:
             self._set_pstates(changes, validate=False)
             return
         for pstate, cores in changes.items():
-            self.sim.set_pstate(cores, pstate)
+            self.sim.set_pstate(list(cores), pstate)
 
     def action_mask(self) -> np.ndarray:
         """Which actions would start at least one job now, bool, shape (nb_actions,).

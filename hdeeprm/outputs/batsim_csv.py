@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.simulation.energy import host_runs
+from hdeeprm.simulation.runs import HostRuns
 from hdeeprm.simulation.engine import SimulationResult
 from hdeeprm.outputs.metrics import KILLED_STATES, RAN_STATES, job_slowdown, slowdown
 from hdeeprm.simulation.kernel import consumed_joules
@@ -78,8 +79,11 @@ def distinct_interval_set(hosts) -> str:
     """:func:`interval_set` of distinct host ids (not checked): one run of consecutive ids is written at once.
 
     Args:
-        hosts: Distinct host ids (ints, any order), e.g. a job's allocation or a pstate switch's hosts.
+        hosts: Distinct host ids (ints, any order, or a :class:`~hdeeprm.simulation.runs.HostRuns`), e.g. a job's
+            allocation or a pstate switch's hosts.
     """
+    if type(hosts) is HostRuns:
+        return hosts.text()
     if not hosts:
         return ""
     lo, hi = min(hosts), max(hosts)
@@ -94,6 +98,8 @@ def ascending_interval_set(hosts) -> str:
     Args:
         hosts: Distinct host ids, ascending, at least one.
     """
+    if type(hosts) is HostRuns:
+        return hosts.text()
     lo, hi = hosts[0], hosts[-1]
     if hi - lo + 1 == len(hosts):
         return f"{lo}-{hi}" if hi != lo else str(lo)

@@ -14,6 +14,7 @@ import numpy as np
 from hdeeprm.errors import PlatformError, SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation.energy import COMP, IDLE, SPEED
+from hdeeprm.simulation.runs import RUNS, HostRuns
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState
 
 _min = np.minimum.reduce
@@ -151,6 +152,29 @@ def host_ids(hosts: Sequence[int], nb_hosts: int,
     if len(set(alloc)) != len(alloc):
         raise SimulationError(f"{_command(job)}: host ids must be distinct, got {list(alloc)}")
     return alloc, idx
+
+
+def trusted_hosts(hosts: np.ndarray | HostRuns) -> tuple[tuple[int, ...] | HostRuns, np.ndarray | slice]:
+    """The allocation and the index of the hosts of a job whose caller vouches for them (not checked).
+
+    Args:
+        hosts: Distinct free host ids, an integer array (kept, not copied) or a
+            :class:`~hdeeprm.simulation.runs.HostRuns`.
+
+    Returns:
+        ``(allocation, index)``: the ids as a tuple, or as a :class:`~hdeeprm.simulation.runs.HostRuns` above
+        :data:`~hdeeprm.simulation.runs.RUNS` hosts; and their slice when they are one ascending run, else
+        their array (to index the per-host arrays).
+    """
+    if type(hosts) is not HostRuns:
+        if len(hosts) <= RUNS:
+            alloc = tuple(hosts.tolist())
+            n, lo = len(alloc), alloc[0] if alloc else 0   # one ascending run: a slice (fast writes and sums)
+            if n > 2 and alloc[-1] - lo + 1 == n and alloc == tuple(range(lo, lo + n)):
+                return alloc, slice(lo, lo + n)
+            return alloc, hosts
+        hosts = HostRuns.of(hosts)
+    return hosts, hosts.idx
 
 
 def pstate_groups(changes: Mapping[int, Sequence[int]], nb_pstates: np.ndarray,

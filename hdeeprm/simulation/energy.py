@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
 from hdeeprm.simulation.kernel import EnergyWindow
+from hdeeprm.simulation.runs import HostRuns
 
 #: Rows of the engine's current-pstate table ``cur`` (shape (3, nb_hosts)): speed in FLOP/s,
 #: Idle wattage in W, AllCores (computing) wattage in W of each host's current pstate.
@@ -69,7 +71,7 @@ def total(values: Sequence[float] | np.ndarray) -> float:
     """Sum of float values, fast for a few of them.
 
     Args:
-        values: float64 (k,), as a list or a 1-D array.
+        values: float64 (k,), as a list, a tuple, a ``memoryview`` or a 1-D array.
 
     Returns:
         The sum (Python's left-to-right sum up to :data:`SMALL` values, numpy's pairwise sum
@@ -77,7 +79,9 @@ def total(values: Sequence[float] | np.ndarray) -> float:
     """
     if len(values) <= SMALL:
         return sum(values.tolist() if isinstance(values, np.ndarray) else values)
-    if not isinstance(values, np.ndarray):
+    if isinstance(values, memoryview):   # a slice of the engine's per-host values: no copy
+        values = np.asarray(values)
+    elif not isinstance(values, np.ndarray):
         values = np.fromiter(values, dtype=np.float64, count=len(values))
     return float(_sum(values))
 
@@ -173,11 +177,17 @@ class EnergyAccount:
 
         Args:
             i: Job index.
-            idx: Host ids of the job (k ints).
+            idx: Host ids of the job (k ints, or a :class:`~hdeeprm.simulation.runs.HostRuns`: read by slices).
             now: Start time in seconds.
         """
-        idle = gather(self._cur_idle, idx)
-        idle = sum(idle) if len(idle) <= SMALL else total(idle)   # total's sum, inlined for a few hosts
+        if type(idx) is HostRuns:   # total()'s NumPy sum of the same values, in the same order
+            row = self._cur_idle
+            parts = [row[a:b] for a, b in zip(idx.starts, idx.stops)]
+            idle = float(_sum(np.concatenate(parts) if isinstance(row, memoryview) else
+                              np.fromiter(chain.from_iterable(parts), dtype=np.float64, count=len(idx))))
+        else:
+            idle = gather(self._cur_idle, idx)
+            idle = sum(idle) if len(idle) <= SMALL else total(idle)   # total's sum, inlined for a few hosts
         self._job_idle[i] = idle
         self._job_e[i] = 0.0
         self._job_t[i] = now

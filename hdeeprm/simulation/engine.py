@@ -39,7 +39,7 @@ from hdeeprm.simulation import checks
 from hdeeprm.simulation.energy import EnergyAccount, gather
 from hdeeprm.simulation.kernel import (DEFAULT_CLOCK, PRIORITY_CALL, PRIORITY_COMPLETION, PRIORITY_SUBMISSION,
                                        EventKernel)
-from hdeeprm.simulation.pstates import HostPstates, release_hosts
+from hdeeprm.simulation.pstates import HostPstates, occupy_hosts, release_hosts
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.simulation.results import Batch, SimulationResult
 from hdeeprm.workload.model import Job, JobState, Workload
@@ -108,8 +108,8 @@ class Engine(EventKernel):
         state: :class:`JobState` of each job, by job index.
         start_time: Start time (s) by job index, float64 (nb_jobs,), NaN when not started.
         finish_time: End time (s) by job index, float64 (nb_jobs,), NaN when not finished.
-        allocation: Host ids of each job by job index, None when not started (and, with a
-            streaming recorder, once ended).
+        allocation: Host ids of each job by job index (a tuple, or a :class:`~hdeeprm.simulation.runs.HostRuns`),
+            None when not started (and, with a streaming recorder, once ended).
         pstate: Current pstate of each host, int (nb_hosts,).
         busy: Whether a job runs on each host, bool (nb_hosts,).
 
@@ -138,10 +138,11 @@ class Engine(EventKernel):
         self._initial_pstates = np.array([h.initial_pstate for h in self._hosts], dtype=np.intp)
         self.busy = np.zeros(n, dtype=bool)
         self._n_busy = 0
-        self._host_job: list[int] = [-1] * n
         self._host_busy = np.zeros(n)              # s of ended jobs per host (out_schedule.csv)
         self._host_last_end = np.full(n, -_INF)   # end of the last ended job per host (s)
         self._hosts_now = HostPstates(self._table, self._initial_pstates.tolist())
+        self._host_jobs = None if self._hosts_now.curs is None else np.full(n, -1, dtype=np.int64)   # -1: free
+        self._host_job = [-1] * n if self._host_jobs is None else memoryview(self._host_jobs)   # as HostPstates
 
         jobs = self._jobs = workload.jobs
         nj = len(jobs)
@@ -284,7 +285,8 @@ class Engine(EventKernel):
                 for no core).
             gpus: The job's placements on the GPU model's nodes, or None (no GPU).
             validate: Check the host ids. Only a caller that picks free hosts of the platform itself (HDeepRM's
-                workload manager) may pass False with ``hosts`` an integer array of ``job.res`` ids (kept, not copied).
+                workload manager) may pass False with ``hosts`` an integer array of ``job.res`` ids (kept, not copied)
+                or a :class:`~hdeeprm.simulation.runs.HostRuns` of them.
 
         Raises:
             SimulationError: The job is not waiting, or a host is out of range, repeated, busy,
@@ -293,10 +295,7 @@ class Engine(EventKernel):
         """
         i = checks.job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
         if not validate:
-            alloc = tuple(hosts.tolist())
-            n, lo = len(alloc), alloc[0] if alloc else 0   # one ascending run: a slice (fast writes and sums)
-            idx = slice(lo, lo + n) if n > 2 and alloc[-1] - lo + 1 == n and alloc == tuple(range(lo, lo + n)) \
-                else hosts
+            alloc, idx = checks.trusted_hosts(hosts)
         elif job.res or len(hosts):
             alloc, idx = checks.host_ids(hosts, self._n_hosts, job)
         else:
@@ -316,8 +315,7 @@ class Engine(EventKernel):
             speed = self._gpu.start(i, gpus, job.profile.delay)
         now = self.now
         self.busy[idx] = True
-        for h in alloc:
-            host_job[h] = i
+        occupy_hosts(alloc, idx, host_job, self._host_jobs, i)
         self._n_busy += len(alloc)
         self.state[i] = _RUNNING
         self.start_time[i] = now
@@ -374,7 +372,7 @@ class Engine(EventKernel):
         host_job, host_busy, host_last_end = self._host_job, self._host_busy, self._host_last_end
         now = self.now
         ran = now - float(self.start_time[i])
-        release_hosts(self.allocation[i], idx, host_job, host_busy, host_last_end, ran, now)
+        release_hosts(self.allocation[i], idx, host_job, host_busy, host_last_end, ran, now, self._host_jobs)
         self._n_busy -= len(self.allocation[i])
         if self._gpu is not None:   # frees its GPUs, if any; the GPUs' energy window runs to the last job end
             self._gpu.end(i)
@@ -462,7 +460,8 @@ class Engine(EventKernel):
             changes: Pstate -> distinct host ids; a host appears in one entry at most.
             validate: Check host ids and pstates. Only a caller that derives them from the
                 platform itself (HDeepRM's workload manager) may pass False, to save the checks; each
-                entry's hosts must then be ascending (runs of consecutive hosts are switched by slices).
+                entry's hosts must then be ascending (runs of consecutive hosts are switched by slices), a list
+                or a :class:`~hdeeprm.simulation.runs.HostRuns` of ascending runs.
 
         Raises:
             SimulationError: A host id or a pstate is out of range.
@@ -475,7 +474,8 @@ class Engine(EventKernel):
         if not groups:
             return
         account, recorder = self._account, self._recorder
-        jobs_here, wattmins, n_switched = self._hosts_now.switch_groups(groups, self._host_job, account, not validate)
+        jobs_here, wattmins, n_switched = self._hosts_now.switch_groups(groups, self._host_job, account, not validate,
+                                                                        self._host_jobs)
         if self._ack:
             self._pending_acks.extend((tuple(alloc), p) for alloc, p in groups)
         self._grouped_switches += len(groups)

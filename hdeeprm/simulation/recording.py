@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hdeeprm.simulation.energy import EnergyAccount
+from hdeeprm.simulation.runs import HostRuns
 
 if TYPE_CHECKING:
     from hdeeprm.workload.model import Job, JobState
@@ -114,7 +115,7 @@ class Recorder:
         """
         machine_state = (now, self._nb_hosts - nb_busy, nb_busy)
         for hosts, pstate in groups:
-            hosts = tuple(hosts)
+            hosts = hosts if type(hosts) is HostRuns else tuple(hosts)   # a HostRuns is read-only already
             self.pstate_changes.append((now, hosts, -1))
             self.pstate_changes.append((now, hosts, pstate))
             self.machine_states.append(machine_state)

@@ -61,7 +61,7 @@ def test_switch_groups_reports_the_jobs_on_the_switched_hosts():
     host_job = [-1, -1, 4, 4, -1, -1, -1, 9, -1, -1]
     jobs, wattmins, n = hosts.switch_groups([([0, 1], 2), ([3, 7], 1), ([8], 0)], host_job, None, True)
     assert jobs - {-1} == {4, 9} and wattmins == [] and n == 5
-    assert hosts.pstate == [2, 2, 3, 1, 3, 3, 3, 1, 0, 3]
+    assert list(hosts.pstate) == [2, 2, 3, 1, 3, 3, 3, 1, 0, 3]
 
 
 def test_switched_groups_rows_are_those_of_one_switch_per_group(tmp_path):
