@@ -47,14 +47,13 @@ What is compared, on one machine, one after the other:
   ``--repeat``, as ``bench_launch.py``: no outputs, workload already converted). Neither side's
   conversion into the other's format is timed. The script checks that IRMaSim finished all N jobs.
 
-Measured (``--jobs 5000 --repeat 3``, IRMaSim at commit 7a51f14, one 2-core machine shared with another
-session, 2026-11-25; docs/experiments.rst, "HDeepRM against IRMaSim"): on the quietest run (``uptime``
-0.6 before, 1.0 after) IRMaSim 103.6 s (48 jobs/s, 103.7 CPU s), HDeepRM whole process 0.75 s (6,663
-jobs/s, 0.84 CPU s: more CPU than wall, it briefly uses both cores), simulation alone 0.28 s (18,175
-jobs/s): 138x wall and 124x CPU whole process against whole process, 376x simulation alone against
-IRMaSim's own time. A run at load 2.2 gave 128x wall and 129x CPU; two earlier runs at 2.5-3.1 gave 166x
-and 127x wall (IRMaSim 233 s and 187 s): the wall ratio moves with the other sessions' load. Issue 24's
-target (150x) is not met: 8 % short on the best quiet wall ratio, 14-18 % on the CPU ratios.
+Measured (``--jobs 5000 --repeat 5``, IRMaSim at commit 7a51f14, one 2-core machine shared with other
+sessions, 2026-11-26; docs/experiments.rst, "HDeepRM against IRMaSim"), both checkouts byte-compiled first:
+at ``uptime`` load 0.2-0.9, IRMaSim 105.4 s (47 jobs/s), HDeepRM whole process 0.67 s (7,467 jobs/s, median of 5),
+simulation alone 0.28 s: **157.5x wall** (137.4x CPU), issue 24's 150x met; at load 2.2-2.6 (another session
+training on one core), IRMaSim 106.3 s, HDeepRM 0.73 s: 146.5x wall and 146.4x CPU, 2 % short. Before the
+byte-compilation step (2026-11-25), every HDeepRM start recompiled its sources (this machine sets
+``PYTHONDONTWRITEBYTECODE``): 0.75 s and 138x at load 0.6-1.0.
 Timing is measured here, never asserted in tests.
 """
 from __future__ import annotations
