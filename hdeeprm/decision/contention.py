@@ -359,17 +359,7 @@ class ResourceState:
         """
         mem, bw = job.mem, job.mem_bw
         if mem > 0.0:
-            d = -sign * mem
-            per_node: dict[int, int] = {}
-            for p, cs in per_proc.items():
-                node = self._node[p]
-                per_node[node] = per_node.get(node, 0) + len(cs)
-            free_mem = self.node_free_mem
-            for node, k in per_node.items():
-                v = float(free_mem[node])
-                for _ in range(k):
-                    v += d
-                free_mem[node] = v
+            self._take_memory(-sign * mem, ((p, len(cs)) for p, cs in per_proc.items()))
         busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
         d = sign * bw
         settle = self._settle
@@ -385,6 +375,24 @@ class ResourceState:
                 used_of[p] = used_list[p] = v if busy else 0.0
             settle(p, busy, cs, sign, now, changes)
 
+    def _take_memory(self, d: float, counts) -> None:
+        """Add ``d`` MB to a node's free memory once per core of the job there, core by core.
+
+        ``counts`` gives ``(processor, cores of the job on it)``; the additions are repeated, not
+        multiplied, which keeps the sums of earlier versions (``numpy.add.at`` over the cores) to the bit.
+        """
+        per_node: dict[int, int] = {}
+        node_of = self._node
+        for p, k in counts:
+            node = node_of[p]
+            per_node[node] = per_node.get(node, 0) + k
+        free_mem = self.node_free_mem
+        for node, k in per_node.items():
+            v = float(free_mem[node])
+            for _ in range(k):
+                v += d
+            free_mem[node] = v
+
     def _load_whole_processors(self, job: Job, cl: list[int], sign: int, now: float,
                                changes: dict[int, list[int]]) -> None:
         """:meth:`_load_processors` when every processor holds one core: the job takes or frees whole processors.
@@ -396,18 +404,7 @@ class ResourceState:
         procs = sorted(proc_of[c] for c in cl)
         mem, bw = job.mem, job.mem_bw
         if mem > 0.0:
-            d = -sign * mem
-            per_node: dict[int, int] = {}
-            node_of = self._node
-            for p in procs:
-                node = node_of[p]
-                per_node[node] = per_node.get(node, 0) + 1
-            free_mem = self.node_free_mem
-            for node, k in per_node.items():
-                v = float(free_mem[node])
-                for _ in range(k):
-                    v += d
-                free_mem[node] = v
+            self._take_memory(-sign * mem, ((p, 1) for p in procs))
         busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
         run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over_v, self._mem_bw, self._first
         pstates = self.model.pstates
