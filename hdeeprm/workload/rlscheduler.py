@@ -238,7 +238,7 @@ def sample_starts(nb_jobs: int, length: int, nb_windows: int, seed: int, first_j
     limit = first_jobs or nb_jobs
     if first_jobs > nb_jobs:
         raise OptionsError(f"the first {first_jobs} jobs were asked for, the trace keeps {nb_jobs}")
-    _check_draw(limit, length)
+    check_window_draw(limit, length)
     rng = gym_random_state(seed)
     return [draw_start(rng, limit, length) for _ in range(nb_windows)]
 
@@ -257,11 +257,16 @@ def draw_start(rng: np.random.RandomState, limit: int, length: int) -> int:
     Raises:
         OptionsError: ``limit`` too small for a window of ``length`` jobs.
     """
-    _check_draw(limit, length)
+    check_window_draw(limit, length)
     return int(rng.randint(length, limit - length - 1))
 
 
-def _check_draw(limit: int, length: int) -> None:
+def check_window_draw(limit: int, length: int) -> None:
+    """Refuse a draw of windows of ``length`` jobs among ``limit`` (their range would be empty).
+
+    Raises:
+        OptionsError: ``limit - length - 1 <= length``.
+    """
     if limit - length - 1 <= length:
         raise OptionsError(f"RLScheduler draws window starts in [{length}, {limit - length - 1}): "
                            f"{limit} jobs are too few for windows of {length} jobs")
