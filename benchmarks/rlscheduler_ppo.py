@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import time
 from pathlib import Path
@@ -226,25 +227,35 @@ def rls_episode(env, scores, value, rng, greedy: bool, start: int | None = None)
                 p /= p.sum()
                 action = int(rng.choice(n, p=p))
                 logp = float(np.log(p[action] + 1e-30))
-        v = value(rows, glob) if not greedy else 0.0
+        v = value(rows, glob) if value is not None else 0.0
         obs, reward, done, _, info = env.step(action)
         steps.append((rows, action, logp, v, reward, glob))
     return steps, info["metrics"]
 
 
-def rls_batch(trajs, scale: float, lam: float):
-    """Stacked tensors for one PPO update from the epoch's trajectories (gamma 1, their ``lam``)."""
+def rls_batch(trajs, scale: float, lam: float, group: int = 1):
+    """Stacked tensors for one PPO update from the epoch's trajectories (gamma 1, their ``lam``).
+
+    ``group`` > 1: consecutive groups of ``group`` trajectories replay one sequence; every step's
+    advantage is then its trajectory's return minus the mean return of the group's others
+    (a baseline that depends on the sequence only, so the gradient stays unbiased), not GAE.
+    """
     rows, seg, act_row, logp, adv, ret, glob, choice = [], [], [], [], [], [], [], []
     offset = 0
-    for steps in trajs:
+    totals = np.array([sum(s[4] for s in steps) / scale for steps in trajs])
+    for k, steps in enumerate(trajs):
         rewards = np.array([s[4] for s in steps]) / scale
-        values = np.array([s[3] for s in steps] + [0.0])
-        deltas = rewards + values[1:] - values[:-1]
-        gae = np.zeros(len(steps))
-        acc = 0.0
-        for t in range(len(steps) - 1, -1, -1):
-            acc = deltas[t] + lam * acc
-            gae[t] = acc
+        if group > 1:
+            mates = totals[k - k % group:k - k % group + group]
+            gae = np.full(len(steps), totals[k] - (mates.sum() - totals[k]) / (group - 1))
+        else:
+            values = np.array([s[3] for s in steps] + [0.0])
+            deltas = rewards + values[1:] - values[:-1]
+            gae = np.zeros(len(steps))
+            acc = 0.0
+            for t in range(len(steps) - 1, -1, -1):
+                acc = deltas[t] + lam * acc
+                gae[t] = acc
         to_go = np.cumsum(rewards[::-1])[::-1]          # their rewards-to-go, gamma 1
         for (r, a, lp, _, _, g), ad, rt in zip(steps, gae, to_go, strict=True):
             b = len(ret)
@@ -294,6 +305,7 @@ def rls_update(net, pi_opt, v_opt, batch, clip=0.2, pi_iters=80, v_iters=80, tar
         if kl > 1.5 * target_kl:
             stop = i + 1
             break
+    v_loss = torch.tensor(math.nan)
     for _ in range(v_iters):
         v = net.values(batch["x"], batch["seg"], nb, batch["glob"])
         v_loss = ((v - batch["ret"]) ** 2).mean()
@@ -355,14 +367,17 @@ def main_rlscheduler(args) -> int:
     while time.process_time() - cpu0 < args.cpu_minutes * 60:
         scores, value = ragged_numpy(net)
         trajs, bslds, f1s, sjfs = [], [], [], []
-        for _ in range(args.trajs):
-            steps, metrics = rls_episode(env, scores, value, rng, greedy=False)
+        for k in range(args.trajs):
+            again = None if k % args.group == 0 else env.sim.start
+            steps, metrics = rls_episode(env, scores, value if args.group == 1 else None, rng, greedy=False,
+                                         start=again)
             trajs.append(steps)
             bslds.append(metrics["mean_bounded_slowdown"])
             start = env.sim.start
             f1s.append(heuristic("rls_f1", start))
             sjfs.append(heuristic("rls_sjf", start))
-        stats = rls_update(net, pi_opt, v_opt, rls_batch(trajs, args.reward_scale, 0.97))
+        stats = rls_update(net, pi_opt, v_opt, rls_batch(trajs, args.reward_scale, 0.97, args.group),
+                           v_iters=80 if args.group == 1 else 0)
         episodes += len(trajs)
         decisions += sum(len(t) for t in trajs)
         curve.append({"epoch": len(curve), "episodes": episodes, "decisions": decisions,
@@ -387,8 +402,8 @@ def main_rlscheduler(args) -> int:
     torch.save(net.state_dict(), out / "model.pt")
     starts = sample_starts(len(trace), 1024, 10, 1, FIRST_JOBS)
     test_env = RLSchedulerEnv(trace, length=1024, backfilling=args.backfilling, starts=starts)
-    scores, value = ragged_numpy(net)
-    agent = [rls_episode(test_env, scores, value, rng, greedy=True, start=s)[1]["mean_bounded_slowdown"]
+    scores, _ = ragged_numpy(net)
+    agent = [rls_episode(test_env, scores, None, rng, greedy=True, start=s)[1]["mean_bounded_slowdown"]
              for s in starts]
     rows = [{"policy": "kernel PPO agent (argmax)", "mean_bounded_slowdown": float(np.mean(agent)),
              **{f"window_{w}": x for w, x in enumerate(agent)}}]
@@ -529,6 +544,9 @@ def main() -> int:
     g.add_argument("--vf-lr", type=float, default=1e-3)
     g.add_argument("--reward-scale", type=float, default=100.0,
                    help="rewards are divided by it for the critic's targets (advantages are normalised anyway)")
+    g.add_argument("--group", type=int, default=1,
+                   help="trajectories per drawn sequence; > 1: each sequence is replayed that many times and the "
+                        "others' mean return is the baseline (no critic); default 1: theirs, GAE with the critic")
     g.add_argument("--sjf-filter", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
                    help="their trajectory filtering: train only on sequences whose rls_sjf bsld is in (LOW, HIGH)")
     args = p.parse_args()
