@@ -1,8 +1,10 @@
-"""A job-slot PPO agent in RLScheduler's style on ``HDeepRM-JobSlot-v0``, on RLScheduler's SDSC-SP2 windows.
+"""A job-slot PPO agent in RLScheduler's style, on RLScheduler's SDSC-SP2 windows: two protocols.
 
-What it does (one command, CPU)::
+What it does (one command each, CPU)::
 
-    python benchmarks/rlscheduler_ppo.py --minutes 8 --seed 0
+    python benchmarks/rlscheduler_ppo.py --protocol rlscheduler [--backfilling] --cpu-minutes 35 \
+        --group 4 --pi-lr 3e-3 --pi-iters 20 --seed 0
+    python benchmarks/rlscheduler_ppo.py --minutes 8 --seed 0 [--wait]        # JobSlot-v0, greedy semantics
 
 * **Data** (RLScheduler's protocol, :mod:`hdeeprm.workload.rlscheduler`): SDSC-SP2 read
   their way; training episodes are 256-job sequences whose starts are drawn as their
@@ -11,21 +13,44 @@ What it does (one command, CPU)::
   the test is their 10 windows of 1,024 jobs (seed 1, from the first 10,000 jobs). Their
   protocol draws both from the same first 10,000 jobs, so test windows overlap jobs seen
   in training (as in their paper); nothing is selected on them here: the last model is tested.
+
+``--protocol rlscheduler`` (their SchedGym semantics):
+
+* **Environment**: ``hdeeprm/RLScheduler-v0`` (:class:`~hdeeprm.env.rlscheduler.RLSchedulerEnv`):
+  the agent names one of the first 128 queued jobs, seen through their 8 features; the
+  scheduler commits to it (it waits until the job fits, with or without their greedy
+  backfilling), on the loop that replays their heuristic table
+  (:class:`~hdeeprm.run.rlscheduler.RLSScheduler`). Reward: minus each started job's bounded
+  slowdown over 256, i.e. their ``rwd`` (minus the mean bounded slowdown) paid job by job.
+* **Agent**: their kernel (8 -> 32 -> 16 -> 8 -> 1 on every shown job, softmax over the
+  shown jobs), computed on the shown rows only (no padding to 128). PPO as their
+  ``ppo-pick-jobs.py``: 100 trajectories an epoch, clip 0.2, KL early stop at 1.5 x 0.01,
+  full-batch Adam steps, gamma 1; by default also their learning rates (3e-4, critic 1e-3),
+  80 + 80 steps and GAE(0.97) with a critic (an MLP on the mean and max of per-job embeddings,
+  the queue length and the share of the sequence not started yet). ``--group K`` replays each
+  drawn sequence K times and uses the mean return of the other K - 1 as the baseline (the
+  sequence decides most of the return, which their critic, seeing only the queue, cannot tell;
+  a baseline that depends on the sequence only keeps the gradient unbiased), with no critic.
+  Decisions with one shown job carry no policy gradient and are left out of the policy batch.
+* **Test**: the last model on their 10 windows, sampled as their ``compare-make-table.py``
+  samples (``tf.multinomial``) and by argmax, beside :func:`~hdeeprm.run.rlscheduler.replay`'s
+  five heuristics on the same windows (their table's cells) and their published RL column.
+* **Output** (``-o``): ``training.csv`` and ``training.png`` (per epoch: the sampled agent's
+  mean bounded slowdown on its training sequences beside ``rls_f1`` and ``rls_sjf`` on the
+  same sequences), ``test.csv`` (per window), ``model.pt``.
+
+``--protocol jobslot`` (the first attempt, kept as it was):
+
 * **Environment**: ``HDeepRM-JobSlot-v0`` (:class:`~hdeeprm.env.job_slot.JobSlotEnv`) on
   ``platforms/sdsc_sp2.json`` (128 cores), one window per episode
   (:func:`~hdeeprm.workload.rlscheduler.window_workload`). The agent names one of the first
   128 queued jobs; a job that fits starts now, a job that does not fit means *wait* to the next
   event. Unlike RLScheduler's SchedGym, a chosen job that does not fit is not committed to, and
   any fitting job may start (so there is no "without backfilling" variant of this agent).
-* **Agent**: RLScheduler's kernel network (Zhang et al. SC'20, Sec. IV-C): the same small MLP
-  (5 -> 32 -> 16 -> 8 -> 1) scores each slot from its features, so the policy is invariant to
-  the order of the slots; empty slots are masked; the critic is an MLP on the mean and max of
-  the slots' 8-wide embeddings. Clean single-file PPO (clipped objective, GAE lambda 0.97,
-  gamma 1, their clip and KL target), one terminal reward: the episode's mean bounded slowdown
-  relative to that of ``first`` + ``greedy`` on the same window, ``(b - x) / b`` (their
-  ``rwd2`` compares with the best heuristic; relative, since slowdowns span 1 to 10^4 across windows).
-* **Output**: training curve (``training.csv``: episodes, steps, mean train-episode bounded
-  slowdown per update), the test bounded slowdown per window and its mean, beside the
+* **Agent**: the kernel on JobSlot's 5 features; the critic is an MLP on the mean and max of
+  the slots' 8-wide embeddings. PPO with one terminal reward: the episode's mean bounded
+  slowdown relative to that of ``first`` + ``greedy`` on the same window, ``(b - x) / b``.
+* **Output**: ``training.csv`` and the test bounded slowdown per window and its mean, beside the
   heuristics of the same engine and windows, and the CPU-minutes used.
 """
 from __future__ import annotations

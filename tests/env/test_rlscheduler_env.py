@@ -83,6 +83,16 @@ def test_a_seed_gives_their_draw_of_sequences():
     assert all(128 <= s < 500 - 128 - 1 for s in first)
 
 
+def test_their_trajectory_filter_keeps_only_sequences_whose_sjf_slowdown_is_in_range():
+    env = RLSchedulerEnv(sjf_filter=(30, 70))
+    starts = [env.reset(seed=0)[1]["start"], *(env.reset()[1]["start"] for _ in range(5))]
+    slowdowns = [replay(env.trace, s, env.length, "rls_sjf").bounded_slowdown for s in starts]
+    assert all(30 < x < 70 for x in slowdowns)
+    unfiltered = RLSchedulerEnv()
+    drawn = [unfiltered.reset(seed=0)[1]["start"], *(unfiltered.reset()[1]["start"] for _ in range(19))]
+    assert not all(30 < replay(env.trace, s, env.length, "rls_sjf").bounded_slowdown < 70 for s in drawn)
+
+
 def test_commit_waits_for_the_chosen_job_and_backfills_only_with_backfilling(tiny):
     # job 0 takes 3 of 4 nodes for 100 s; the agent commits to job 1 (4 nodes); job 2 (1 node, 50 s) arrives at 2 s
     trace = tiny([(0, 100, 3, 100), (1, 10, 4, 10), (2, 50, 1, 50)])
