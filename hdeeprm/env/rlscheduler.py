@@ -9,7 +9,7 @@ and their heuristics are judged by one rule::
 
     import gymnasium, hdeeprm
     env = gymnasium.make("hdeeprm/RLScheduler-v0")     # the shipped Lublin-model trace, 128-job sequences
-    env = gymnasium.make("hdeeprm/RLScheduler-v0", trace="../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz",
+    env = gymnasium.make("hdeeprm/RLScheduler-v0", trace="SDSC-SP2-1998-4.2-cln.swf.gz",
                          length=256, first_jobs=10000, backfilling=True)    # their SDSC-SP2 training
 """
 from __future__ import annotations
