@@ -265,8 +265,7 @@ def rls_batch(trajs, scale: float, lam: float, group: int = 1):
     advantage is then its trajectory's return minus the mean return of the group's others
     (a baseline that depends on the sequence only, so the gradient stays unbiased), not GAE.
     """
-    rows, seg, act_row, logp, adv, ret, glob, choice = [], [], [], [], [], [], [], []
-    offset = 0
+    rows, seg, act_row, logp, adv, ret, glob, choice, offset = [], [], [], [], [], [], [], [], 0
     totals = np.array([sum(s[4] for s in steps) / scale for steps in trajs])
     for k, steps in enumerate(trajs):
         rewards = np.array([s[4] for s in steps]) / scale
@@ -283,9 +282,8 @@ def rls_batch(trajs, scale: float, lam: float, group: int = 1):
                 gae[t] = acc
         to_go = np.cumsum(rewards[::-1])[::-1]          # their rewards-to-go, gamma 1
         for (r, a, lp, _, _, g), ad, rt in zip(steps, gae, to_go, strict=True):
-            b = len(ret)
             rows.append(r)
-            seg.append(np.full(len(r), b))
+            seg.append(np.full(len(r), len(ret)))
             act_row.append(offset + a)
             offset += len(r)
             logp.append(lp)
@@ -314,10 +312,8 @@ def rls_update(net, pi_opt, v_opt, batch, clip=0.2, pi_iters=80, v_iters=80, tar
     start_pi = torch.zeros(int(keep.sum()), dtype=torch.long)
     start_pi[1:] = torch.cumsum(torch.bincount(seg_pi, minlength=int(keep.sum())), 0)[:-1]
     act_row_pi = start_pi + act_pi
-    adv = batch["adv"][keep]
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    logp_old = batch["logp"][keep]
-    nb_pi = int(keep.sum())
+    adv = (batch["adv"][keep] - batch["adv"][keep].mean()) / (batch["adv"][keep].std() + 1e-8)
+    logp_old, nb_pi = batch["logp"][keep], int(keep.sum())
     stop = pi_iters
     for i in range(pi_iters):
         logp = net.log_probs(x_pi, seg_pi, nb_pi, act_row_pi)
@@ -340,22 +336,30 @@ def rls_update(net, pi_opt, v_opt, batch, clip=0.2, pi_iters=80, v_iters=80, tar
     return {"pi_iters": stop, "kl": kl, "v_loss": float(v_loss.item())}
 
 
-def plot_curve(curve: list[dict], path: Path, title: str, refs: dict[str, str]) -> None:
-    """The learning curve as a PNG: the agent's train bounded slowdown per epoch beside reference columns."""
+def plot_curve(curve: list[dict], path: Path, title: str, refs: dict[str, str], window: int = 20) -> None:
+    """The learning curve as a PNG: running means over ``window`` epochs, and the agent / first reference ratio."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    def running(values: np.ndarray) -> np.ndarray:
+        return np.array([values[max(0, i - window + 1):i + 1].mean() for i in range(len(values))])
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     x = [c["episodes"] for c in curve]
-    ax.plot(x, [c["train_mean_bounded_slowdown"] for c in curve], label="agent (sampled, train sequences)")
+    agent = np.array([c["train_mean_bounded_slowdown"] for c in curve])
+    top.plot(x, running(agent), label="agent (sampled)")
     for column, label in refs.items():
-        ax.plot(x, [c[column] for c in curve], "--", label=label)
-    ax.set_xlabel("training episodes")
-    ax.set_ylabel("mean bounded slowdown (epoch mean)")
-    ax.set_yscale("log")
-    ax.set_title(title)
-    ax.legend()
+        top.plot(x, running(np.array([c[column] for c in curve])), "--", label=label)
+    top.set_ylabel(f"mean bounded slowdown\n(training sequences, {window}-epoch mean)")
+    top.set_title(title, fontsize=10)
+    top.legend()
+    column, label = next(iter(refs.items()))
+    ref = np.array([c[column] for c in curve])
+    bottom.plot(x, [agent[max(0, i - window + 1):i + 1].sum() / ref[max(0, i - window + 1):i + 1].sum()
+                    for i in range(len(curve))])
+    bottom.axhline(1.0, color="grey", lw=0.8)
+    bottom.set_ylabel(f"agent / {label.split()[0]}")
+    bottom.set_xlabel("training episodes")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
