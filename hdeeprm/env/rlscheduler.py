@@ -93,8 +93,9 @@ class RLSchedulerEnv(gymnasium.Env):
     executable numbers, each / its maximum over the trace (1 when unknown); 1 - 1e-5
     when the job fits now, else 1e-5; values capped at 1 - 1e-5. Slots hold the queue in
     submission order; when more than 128 jobs wait, their selection: the queue sorted
-    by requested time and by processors (ties by submit time, then requested time,
-    then trace order), interleaved without repeats. An empty slot is
+    by requested time (ties: submit time, trace order) and by processors (ties: submit
+    time, requested time, trace order, as their chained stable sorts give), interleaved
+    without repeats. An empty slot is
     ``(0, 1, 1, 1, 1, 1, 1, 0)``.
 
     ## Rewards
