@@ -1,8 +1,10 @@
-"""A job-slot PPO agent in RLScheduler's style on ``HDeepRM-JobSlot-v0``, on RLScheduler's SDSC-SP2 windows.
+"""A job-slot PPO agent in RLScheduler's style, on RLScheduler's SDSC-SP2 windows: two protocols.
 
-What it does (one command, CPU)::
+What it does (one command each, CPU)::
 
-    python benchmarks/rlscheduler_ppo.py --minutes 8 --seed 0
+    python benchmarks/rlscheduler_ppo.py --protocol rlscheduler [--backfilling] --cpu-minutes 35 \
+        --group 4 --pi-lr 3e-3 --pi-iters 20 --seed 0
+    python benchmarks/rlscheduler_ppo.py --minutes 8 --seed 0 [--wait]        # JobSlot-v0, greedy semantics
 
 * **Data** (RLScheduler's protocol, :mod:`hdeeprm.workload.rlscheduler`): SDSC-SP2 read
   their way; training episodes are 256-job sequences whose starts are drawn as their
@@ -11,27 +13,51 @@ What it does (one command, CPU)::
   the test is their 10 windows of 1,024 jobs (seed 1, from the first 10,000 jobs). Their
   protocol draws both from the same first 10,000 jobs, so test windows overlap jobs seen
   in training (as in their paper); nothing is selected on them here: the last model is tested.
+
+``--protocol rlscheduler`` (their SchedGym semantics):
+
+* **Environment**: ``hdeeprm/RLScheduler-v0`` (:class:`~hdeeprm.env.rlscheduler.RLSchedulerEnv`):
+  the agent names one of the first 128 queued jobs, seen through their 8 features; the
+  scheduler commits to it (it waits until the job fits, with or without their greedy
+  backfilling), on the loop that replays their heuristic table
+  (:class:`~hdeeprm.run.rlscheduler.RLSScheduler`). Reward: minus each started job's bounded
+  slowdown over 256, i.e. their ``rwd`` (minus the mean bounded slowdown) paid job by job.
+* **Agent**: their kernel (8 -> 32 -> 16 -> 8 -> 1 on every shown job, softmax over the
+  shown jobs), computed on the shown rows only (no padding to 128). PPO as their
+  ``ppo-pick-jobs.py``: 100 trajectories an epoch, clip 0.2, KL early stop at 1.5 x 0.01,
+  full-batch Adam steps, gamma 1; by default also their learning rates (3e-4, critic 1e-3),
+  80 + 80 steps and GAE(0.97) with a critic (an MLP on the mean and max of per-job embeddings,
+  the queue length and the share of the sequence not started yet). ``--group K`` replays each
+  drawn sequence K times and uses the mean return of the other K - 1 as the baseline (the
+  sequence decides most of the return, which their critic, seeing only the queue, cannot tell;
+  a baseline that depends on the sequence only keeps the gradient unbiased), with no critic.
+  Decisions with one shown job carry no policy gradient and are left out of the policy batch.
+* **Test**: the last model on their 10 windows, sampled as their ``compare-make-table.py``
+  samples (``tf.multinomial``) and by argmax, beside :func:`~hdeeprm.run.rlscheduler.replay`'s
+  five heuristics on the same windows (their table's cells) and their published RL column.
+* **Output** (``-o``): ``training.csv`` and ``training.png`` (per epoch: the sampled agent's
+  mean bounded slowdown on its training sequences beside ``rls_f1`` and ``rls_sjf`` on the
+  same sequences), ``test.csv`` (per window), ``model.pt``.
+
+``--protocol jobslot`` (the first attempt, kept as it was):
+
 * **Environment**: ``HDeepRM-JobSlot-v0`` (:class:`~hdeeprm.env.job_slot.JobSlotEnv`) on
   ``platforms/sdsc_sp2.json`` (128 cores), one window per episode
   (:func:`~hdeeprm.workload.rlscheduler.window_workload`). The agent names one of the first
   128 queued jobs; a job that fits starts now, a job that does not fit means *wait* to the next
   event. Unlike RLScheduler's SchedGym, a chosen job that does not fit is not committed to, and
   any fitting job may start (so there is no "without backfilling" variant of this agent).
-* **Agent**: RLScheduler's kernel network (Zhang et al. SC'20, Sec. IV-C): the same small MLP
-  (5 -> 32 -> 16 -> 8 -> 1) scores each slot from its features, so the policy is invariant to
-  the order of the slots; empty slots are masked; the critic is an MLP on the mean and max of
-  the slots' 8-wide embeddings. Clean single-file PPO (clipped objective, GAE lambda 0.97,
-  gamma 1, their clip and KL target), one terminal reward: the episode's mean bounded slowdown
-  relative to that of ``first`` + ``greedy`` on the same window, ``(b - x) / b`` (their
-  ``rwd2`` compares with the best heuristic; relative, since slowdowns span 1 to 10^4 across windows).
-* **Output**: training curve (``training.csv``: episodes, steps, mean train-episode bounded
-  slowdown per update), the test bounded slowdown per window and its mean, beside the
+* **Agent**: the kernel on JobSlot's 5 features; the critic is an MLP on the mean and max of
+  the slots' 8-wide embeddings. PPO with one terminal reward: the episode's mean bounded
+  slowdown relative to that of ``first`` + ``greedy`` on the same window, ``(b - x) / b``.
+* **Output**: ``training.csv`` and the test bounded slowdown per window and its mean, beside the
   heuristics of the same engine and windows, and the CPU-minutes used.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import time
 from pathlib import Path
@@ -54,6 +80,10 @@ SLOTS = 128
 TRAIN_LEN = 256          # their JOB_SEQUENCE_SIZE (HPCSimPickJobs.py l. 31)
 FIRST_JOBS = 10000       # their batch_job_slice for SDSC-SP2 (make_table_script.py l. 3)
 NB_F = len(SLOT_FEATURES)
+NB_RLS = 8               # their JOB_FEATURES (hdeeprm.env.rlscheduler.RLS_FEATURES)
+NB_GLOBAL = 2            # the critic's extra inputs: shown jobs / 128, share of the sequence not started yet
+#: RLScheduler's published RL column for SDSC-SP2 (README table): without, with backfilling.
+PUBLISHED_RL = {False: 466.44, True: 397.82}
 
 
 class KernelPolicy(nn.Module):
@@ -147,17 +177,294 @@ def ppo_update(net, opt, batch, clip=0.2, iters=10, target_kl=0.01):
             break
 
 
-def main() -> int:
-    """Train for ``--minutes`` wall-clock, test on their 10 windows, print the table."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--minutes", type=float, default=8.0, help="training wall-clock budget (default 8)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--episodes-per-update", type=int, default=16)
-    p.add_argument("--wait", action="store_true",
-                   help="let the agent pick a job that does not fit (= wait to the next event); default: "
-                        "JobSlot's mask, only jobs that fit now")
-    p.add_argument("-o", "--outdir", default="runs/rlscheduler_ppo")
-    args = p.parse_args()
+# ------------------------------------------------------------------ the RLScheduler protocol (SchedGym semantics)
+class RaggedKernel(nn.Module):
+    """RLScheduler's kernel (8 -> 32 -> 16 -> 8 -> 1 per shown job) and a critic on pooled job embeddings.
+
+    Rows of all samples are stacked (``x`` (R, 8), ``seg`` (R,) the sample of each row), so
+    no empty slot is computed; a sample's softmax runs over its own rows.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kernel = nn.Sequential(nn.Linear(NB_RLS, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(),
+                                    nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1))
+        self.embed = nn.Sequential(nn.Linear(NB_RLS, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU())
+        self.value = nn.Sequential(nn.Linear(32 + NB_GLOBAL, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def log_probs(self, x, seg, nb, act_row):
+        """Log-probability of each sample's action (nb,); ``act_row`` (nb,): the row of that action in ``x``."""
+        score = self.kernel(x).squeeze(-1)
+        top = torch.full((nb,), -1e30).scatter_reduce(0, seg, score.detach(), "amax", include_self=True)
+        lse = torch.log(torch.zeros(nb).index_add(0, seg, torch.exp(score - top[seg]))) + top
+        return score[act_row] - lse
+
+    def values(self, x, seg, nb, glob):
+        """V(s) of each sample (nb,): the critic on [mean, max] of the rows' embeddings and ``glob`` (nb, 2)."""
+        h = self.embed(x)
+        count = torch.zeros(nb).index_add(0, seg, torch.ones(len(seg))).clamp(min=1.0)
+        mean = torch.zeros(nb, h.shape[1]).index_add(0, seg, h) / count[:, None]
+        mx = torch.zeros(nb, h.shape[1]).scatter_reduce(0, seg[:, None].expand_as(h), h, "amax", include_self=True)
+        return self.value(torch.cat([mean, mx, glob], 1)).squeeze(-1)
+
+
+def ragged_numpy(net: RaggedKernel):
+    """The two heads as NumPy functions of one state's shown rows (n, 8) (fast rollouts; weights copied)."""
+    def layers(seq):
+        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+                for m in seq if isinstance(m, nn.Linear)]
+    kern, emb, val = layers(net.kernel), layers(net.embed), layers(net.value)
+
+    def mlp(h, ws):
+        for k, (w, b) in enumerate(ws):
+            h = h @ w + b
+            if k < len(ws) - 1:
+                h = np.maximum(h, 0.0)
+        return h
+
+    def scores(rows: np.ndarray) -> np.ndarray:
+        return mlp(rows, kern)[:, 0]
+
+    def value(rows: np.ndarray, glob: np.ndarray) -> float:
+        h = np.maximum(mlp(rows, emb), 0.0)
+        return float(mlp(np.concatenate([h.mean(0), h.max(0), glob]), val)[0])
+    return scores, value
+
+
+def rls_episode(env, scores, value, rng, greedy: bool, start: int | None = None):
+    """One episode of the RLScheduler env; (steps of (rows, action, logp, value, reward, glob), metrics)."""
+    obs, info = env.reset(options=None if start is None else {"start": start})
+    steps = []
+    done = False
+    while not done:
+        n = len(env.shown)
+        rows = obs[:n]
+        glob = np.array([n / 128, 1.0 - info["started"] / env.length], dtype=np.float32)
+        if n == 1:                       # no choice: no policy sample (its gradient is 0)
+            action, logp = 0, 0.0
+        else:
+            z = scores(rows)
+            if greedy:
+                action, logp = int(np.argmax(z)), 0.0
+            else:
+                z = z - z.max()
+                p = np.exp(z)
+                p /= p.sum()
+                action = int(rng.choice(n, p=p))
+                logp = float(np.log(p[action] + 1e-30))
+        v = value(rows, glob) if value is not None else 0.0
+        obs, reward, done, _, info = env.step(action)
+        steps.append((rows, action, logp, v, reward, glob))
+    return steps, info["metrics"]
+
+
+def rls_batch(trajs, scale: float, lam: float, group: int = 1):
+    """Stacked tensors for one PPO update from the epoch's trajectories (gamma 1, their ``lam``).
+
+    ``group`` > 1: consecutive groups of ``group`` trajectories replay one sequence; every step's
+    advantage is then its trajectory's return minus the mean return of the group's others
+    (a baseline that depends on the sequence only, so the gradient stays unbiased), not GAE.
+    """
+    rows, seg, act_row, logp, adv, ret, glob, choice, offset = [], [], [], [], [], [], [], [], 0
+    totals = np.array([sum(s[4] for s in steps) / scale for steps in trajs])
+    for k, steps in enumerate(trajs):
+        rewards = np.array([s[4] for s in steps]) / scale
+        if group > 1:
+            mates = totals[k - k % group:k - k % group + group]
+            gae = np.full(len(steps), totals[k] - (mates.sum() - totals[k]) / (group - 1))
+        else:
+            values = np.array([s[3] for s in steps] + [0.0])
+            deltas = rewards + values[1:] - values[:-1]
+            gae = np.zeros(len(steps))
+            acc = 0.0
+            for t in range(len(steps) - 1, -1, -1):
+                acc = deltas[t] + lam * acc
+                gae[t] = acc
+        to_go = np.cumsum(rewards[::-1])[::-1]          # their rewards-to-go, gamma 1
+        for (r, a, lp, _, _, g), ad, rt in zip(steps, gae, to_go, strict=True):
+            rows.append(r)
+            seg.append(np.full(len(r), len(ret)))
+            act_row.append(offset + a)
+            offset += len(r)
+            logp.append(lp)
+            adv.append(ad)
+            ret.append(rt)
+            glob.append(g)
+            choice.append(len(r) > 1)
+    t = torch.from_numpy
+    return {"x": t(np.concatenate(rows)), "seg": t(np.concatenate(seg)), "act_row": torch.tensor(act_row),
+            "logp": torch.tensor(logp, dtype=torch.float32), "adv": torch.tensor(adv, dtype=torch.float32),
+            "ret": torch.tensor(ret, dtype=torch.float32), "glob": t(np.stack(glob)),
+            "choice": torch.tensor(choice)}
+
+
+def rls_update(net, pi_opt, v_opt, batch, clip=0.2, pi_iters=80, v_iters=80, target_kl=0.01):
+    """Their PPO update (``ppo-pick-jobs.py`` l. 356-376): full-batch Adam steps, KL early stop, then the critic."""
+    nb = len(batch["ret"])
+    keep = batch["choice"]
+    # the policy batch: samples with a choice only (a single shown job has log pi = 0 whatever the weights)
+    rows_keep = keep[batch["seg"]]
+    renum = torch.cumsum(keep.long(), 0) - 1
+    x_pi, seg_pi = batch["x"][rows_keep], renum[batch["seg"][rows_keep]]
+    first_row = torch.zeros(nb, dtype=torch.long)
+    first_row[1:] = torch.cumsum(torch.bincount(batch["seg"], minlength=nb), 0)[:-1]
+    act_pi = (batch["act_row"] - first_row)[keep]
+    start_pi = torch.zeros(int(keep.sum()), dtype=torch.long)
+    start_pi[1:] = torch.cumsum(torch.bincount(seg_pi, minlength=int(keep.sum())), 0)[:-1]
+    act_row_pi = start_pi + act_pi
+    adv = (batch["adv"][keep] - batch["adv"][keep].mean()) / (batch["adv"][keep].std() + 1e-8)
+    logp_old, nb_pi = batch["logp"][keep], int(keep.sum())
+    stop = pi_iters
+    for i in range(pi_iters):
+        logp = net.log_probs(x_pi, seg_pi, nb_pi, act_row_pi)
+        ratio = torch.exp(logp - logp_old)
+        loss = -torch.min(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv).mean()
+        pi_opt.zero_grad()
+        loss.backward()
+        pi_opt.step()
+        kl = (logp_old - logp.detach()).mean().item()
+        if kl > 1.5 * target_kl:
+            stop = i + 1
+            break
+    v_loss = torch.tensor(math.nan)
+    for _ in range(v_iters):
+        v = net.values(batch["x"], batch["seg"], nb, batch["glob"])
+        v_loss = ((v - batch["ret"]) ** 2).mean()
+        v_opt.zero_grad()
+        v_loss.backward()
+        v_opt.step()
+    return {"pi_iters": stop, "kl": kl, "v_loss": float(v_loss.item())}
+
+
+def plot_curve(curve: list[dict], path: Path, title: str, refs: dict[str, str], window: int = 20) -> None:
+    """The learning curve as a PNG: running means over ``window`` epochs, and the agent / first reference ratio."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def running(values: np.ndarray) -> np.ndarray:
+        return np.array([values[max(0, i - window + 1):i + 1].mean() for i in range(len(values))])
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    x = [c["episodes"] for c in curve]
+    agent = np.array([c["train_mean_bounded_slowdown"] for c in curve])
+    top.plot(x, running(agent), label="agent (sampled)")
+    for column, label in refs.items():
+        top.plot(x, running(np.array([c[column] for c in curve])), "--", label=label)
+    top.set_ylabel(f"mean bounded slowdown\n(training sequences, {window}-epoch mean)")
+    top.set_title(title, fontsize=10)
+    top.legend()
+    column, label = next(iter(refs.items()))
+    ref = np.array([c[column] for c in curve])
+    bottom.plot(x, [agent[max(0, i - window + 1):i + 1].sum() / ref[max(0, i - window + 1):i + 1].sum()
+                    for i in range(len(curve))])
+    bottom.axhline(1.0, color="grey", lw=0.8)
+    bottom.set_ylabel(f"agent / {label.split()[0]}")
+    bottom.set_xlabel("training episodes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main_rlscheduler(args) -> int:
+    """Train in the RLScheduler protocol for ``--cpu-minutes``, test the last model on their 10 windows."""
+    from hdeeprm.env.rlscheduler import RLSchedulerEnv
+    from hdeeprm.run.rlscheduler import RLS_KEYS, replay
+
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    trace = read_rlscheduler_swf(TRACE)
+    env = RLSchedulerEnv(trace, length=TRAIN_LEN, backfilling=args.backfilling, first_jobs=FIRST_JOBS,
+                         sjf_filter=tuple(args.sjf_filter) if args.sjf_filter else None)
+    env.reset(seed=args.seed)            # seeds their draw of training sequences
+    net = RaggedKernel()
+    pi_opt = torch.optim.Adam(net.kernel.parameters(), lr=args.pi_lr)
+    v_opt = torch.optim.Adam([*net.embed.parameters(), *net.value.parameters()], lr=args.vf_lr)
+    out = Path(args.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    variant = "with backfilling" if args.backfilling else "without backfilling"
+    cache: dict[tuple[str, int], float] = {}
+
+    def heuristic(key: str, start: int) -> float:
+        if (key, start) not in cache:
+            cache[key, start] = replay(trace, start, TRAIN_LEN, key, args.backfilling).bounded_slowdown
+        return cache[key, start]
+
+    curve = []
+    cpu0, wall0 = time.process_time(), time.time()
+    episodes = decisions = 0
+    while time.process_time() - cpu0 < args.cpu_minutes * 60:
+        scores, value = ragged_numpy(net)
+        trajs, bslds, f1s, sjfs = [], [], [], []
+        for k in range(args.trajs):
+            again = None if k % args.group == 0 else env.sim.start
+            steps, metrics = rls_episode(env, scores, value if args.group == 1 else None, rng, greedy=False,
+                                         start=again)
+            trajs.append(steps)
+            bslds.append(metrics["mean_bounded_slowdown"])
+            start = env.sim.start
+            f1s.append(heuristic("rls_f1", start))
+            sjfs.append(heuristic("rls_sjf", start))
+        stats = rls_update(net, pi_opt, v_opt, rls_batch(trajs, args.reward_scale, 0.97, args.group),
+                           pi_iters=args.pi_iters, v_iters=args.v_iters if args.group == 1 else 0)
+        episodes += len(trajs)
+        decisions += sum(len(t) for t in trajs)
+        curve.append({"epoch": len(curve), "episodes": episodes, "decisions": decisions,
+                      "train_mean_bounded_slowdown": float(np.mean(bslds)),
+                      "train_rls_f1_bounded_slowdown": float(np.mean(f1s)),
+                      "train_rls_sjf_bounded_slowdown": float(np.mean(sjfs)),
+                      "pi_iters": stats["pi_iters"], "kl": round(stats["kl"], 5), "v_loss": round(stats["v_loss"], 4),
+                      "cpu_s": round(time.process_time() - cpu0, 1), "wall_s": round(time.time() - wall0, 1)})
+        c = curve[-1]
+        print(f"epoch {c['epoch']:3d}  episodes {episodes:5d}  bsld {c['train_mean_bounded_slowdown']:8.1f}  "
+              f"(f1 {c['train_rls_f1_bounded_slowdown']:8.1f}, sjf {c['train_rls_sjf_bounded_slowdown']:8.1f})  "
+              f"pi iters {stats['pi_iters']:2d}  kl {stats['kl']:.4f}  v loss {stats['v_loss']:9.3f}  "
+              f"{c['cpu_s']:6.0f} CPU-s", flush=True)
+    train_cpu = (time.process_time() - cpu0) / 60
+    with open(out / "training.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(curve[0]))
+        writer.writeheader()
+        writer.writerows(curve)
+    plot_curve(curve, out / "training.png", f"kernel PPO, RLScheduler protocol, SDSC-SP2, {variant}, seed {args.seed}",
+               {"train_rls_f1_bounded_slowdown": "rls_f1 (same sequences)",
+                "train_rls_sjf_bounded_slowdown": "rls_sjf (same sequences)"})
+    torch.save(net.state_dict(), out / "model.pt")
+    starts = sample_starts(len(trace), 1024, 10, 1, FIRST_JOBS)
+    test_env = RLSchedulerEnv(trace, length=1024, backfilling=args.backfilling, starts=starts)
+    scores, _ = ragged_numpy(net)
+    # their test (compare-make-table.py l. 105-116) samples the policy (tf.multinomial; the argmax line is
+    # commented out): both are reported, sampled with a generator seeded by --seed
+    test_rng = np.random.default_rng(args.seed)
+    rows = []
+    for label, greedy in (("kernel PPO agent (sampled, their test rule)", False), ("kernel PPO agent (argmax)", True)):
+        values = [rls_episode(test_env, scores, None, test_rng, greedy=greedy, start=s)[1]["mean_bounded_slowdown"]
+                  for s in starts]
+        rows.append({"policy": label, "mean_bounded_slowdown": float(np.mean(values)),
+                     **{f"window_{w}": x for w, x in enumerate(values)}})
+    agent = [rows[0]["mean_bounded_slowdown"]]
+    for key in RLS_KEYS:
+        values = [replay(trace, s, 1024, key, args.backfilling).bounded_slowdown for s in starts]
+        rows.append({"policy": key, "mean_bounded_slowdown": float(np.mean(values)),
+                     **{f"window_{w}": x for w, x in enumerate(values)}})
+    with open(out / "test.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"\nseed {args.seed}, {variant}: {episodes} training episodes of {TRAIN_LEN} jobs, {decisions} decisions, "
+          f"{len(curve)} epochs, {train_cpu:.1f} CPU-minutes of training "
+          f"({time.time() - wall0:.0f} s wall with the test)")
+    print(f"test: RLScheduler's 10 SDSC-SP2 windows of 1024 jobs (starts {', '.join(map(str, starts))}), last model")
+    print(f"{'policy (RLScheduler protocol, ' + variant + ')':<50} mean bounded slowdown")
+    for row in rows:
+        print(f"{row['policy']:<50} {row['mean_bounded_slowdown']:10.2f}")
+    published = PUBLISHED_RL[args.backfilling]
+    print(f"{'RLScheduler published RL column':<50} {published:10.2f}")
+    print(f"agent (sampled) / published: {np.mean(agent) / published:.3f}")
+    return 0
+
+
+def main_jobslot(args) -> int:
+    """Train on JobSlot-v0 for ``--minutes`` wall-clock, test on their 10 windows, print the table."""
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -248,6 +555,43 @@ def main() -> int:
     print("RLScheduler's published RL column (their SchedGym, commit semantics): 466.44 without backfilling, "
           "397.82 with")
     return 0
+
+
+def main() -> int:
+    """Parse the command line and run one of the two modes."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--protocol", choices=("jobslot", "rlscheduler"), default="jobslot",
+                   help="jobslot: HDeepRM-JobSlot-v0, greedy semantics (default); rlscheduler: "
+                        "hdeeprm/RLScheduler-v0, their commit semantics")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--outdir", default=None, help="default runs/rlscheduler_ppo[_rls[_bf]]")
+    g = p.add_argument_group("jobslot mode")
+    g.add_argument("--minutes", type=float, default=8.0, help="training wall-clock budget (default 8)")
+    g.add_argument("--episodes-per-update", type=int, default=16)
+    g.add_argument("--wait", action="store_true",
+                   help="let the agent pick a job that does not fit (= wait to the next event); default: "
+                        "JobSlot's mask, only jobs that fit now")
+    g = p.add_argument_group("rlscheduler mode (defaults: theirs, ppo-pick-jobs.py)")
+    g.add_argument("--backfilling", action="store_true", help="their --backfil 1")
+    g.add_argument("--cpu-minutes", type=float, default=60.0, help="training CPU budget (process time; default 60)")
+    g.add_argument("--trajs", type=int, default=100, help="trajectories per epoch (theirs: 100)")
+    g.add_argument("--pi-lr", type=float, default=3e-4)
+    g.add_argument("--vf-lr", type=float, default=1e-3)
+    g.add_argument("--pi-iters", type=int, default=80, help="policy Adam steps per epoch, KL early stop (theirs: 80)")
+    g.add_argument("--v-iters", type=int, default=80, help="critic Adam steps per epoch (theirs: 80)")
+    g.add_argument("--reward-scale", type=float, default=100.0,
+                   help="rewards are divided by it for the critic's targets (advantages are normalised anyway)")
+    g.add_argument("--group", type=int, default=1,
+                   help="trajectories per drawn sequence; > 1: each sequence is replayed that many times and the "
+                        "others' mean return is the baseline (no critic); default 1: theirs, GAE with the critic")
+    g.add_argument("--sjf-filter", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                   help="their trajectory filtering: train only on sequences whose rls_sjf bsld is in (LOW, HIGH)")
+    args = p.parse_args()
+    if args.protocol == "rlscheduler":
+        args.outdir = args.outdir or ("runs/rlscheduler_ppo_rls" + ("_bf" if args.backfilling else ""))
+        return main_rlscheduler(args)
+    args.outdir = args.outdir or "runs/rlscheduler_ppo"
+    return main_jobslot(args)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ The other modules:
   placement policy places it.
 * :mod:`~hdeeprm.env.job_slot`: A job-slot Gymnasium environment: the agent picks which queued job starts
   next.
+* :mod:`~hdeeprm.env.rlscheduler`: RLScheduler's SchedGym as a Gymnasium environment: commit to one of the first
+  128 queued jobs.
 * :mod:`~hdeeprm.env.vector`: A vector environment that runs several sub-environments in each worker process.
 * :mod:`~hdeeprm.env.windows`: Windows of one SWF trace, read once: the workload of any window without reading
   the trace again.

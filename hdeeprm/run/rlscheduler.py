@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.decision.rlscheduler import RLS_KEYS, rls_keys
+from hdeeprm.errors import SimulationError
 from hdeeprm.outputs.metrics import bounded_slowdown
 from hdeeprm.workload.rlscheduler import RLSTrace, explicit_starts
 
@@ -65,8 +66,152 @@ class ReplayResult:
     utilization: float
 
 
+class RLSScheduler:
+    """RLScheduler's scheduling loop over one window, one commitment at a time (module docstring).
+
+    The rule is written once, in :meth:`commit`: whoever chooses, a heuristic's sorted
+    queue (:func:`replay`) or an agent (:class:`~hdeeprm.env.rlscheduler.RLSchedulerEnv`,
+    their ``HPCEnv.schedule``, l. 856-881), names a queued job and the scheduler commits
+    to it: it starts now if it fits, else events are taken until it does, with their
+    greedy backfilling around it when ``backfilling``; then, when the queue is empty,
+    arrivals are taken until one job waits.
+
+    Args:
+        trace: The trace read by :func:`~hdeeprm.workload.rlscheduler.read_rlscheduler_swf`.
+        start: Index of the window's first job among the kept jobs.
+        length: Jobs in the window.
+        backfilling: Their ``--backfil 1``.
+
+    Attributes:
+        now: The clock, absolute trace seconds.
+        free: Free nodes.
+        queued: Whether each window job waits, bool (length,); queued jobs in window order are
+            their FCFS queue (submit times follow job order).
+        nb_queued: Jobs waiting.
+        arrived: Jobs submitted so far (window positions ``< arrived``).
+        started: Window positions in start order.
+        begin: Start time of each job, NaN until it starts (list of float, length).
+        done: Every job started.
+
+    Raises:
+        OptionsError: a window outside the trace.
+    """
+
+    def __init__(self, trace: RLSTrace, start: int, length: int, backfilling: bool = False) -> None:
+        explicit_starts([start], len(trace), length)
+        window = slice(start, start + length)
+        self.trace, self.start, self.length, self.backfilling = trace, start, length, backfilling
+        self.submit = trace.submit[window].tolist()
+        self.run = trace.run[window].tolist()
+        self.request = trace.request[window].tolist()
+        self.nodes = trace.nodes[window].tolist()
+        self.procs = trace.procs[window].tolist()
+        self._request = np.asarray(self.request, dtype=np.float64)
+        self._nodes = np.asarray(self.nodes, dtype=np.int64)
+        self.begin = [math.nan] * length
+        self.started: list[int] = []
+        self.queued = np.zeros(length, dtype=bool)
+        self.queued[0] = True
+        self.nb_queued = 1
+        self.running: list[tuple[float, int, int]] = []   # (real end, sequence, job), sorted: their list order
+        self._seq = 0
+        self.free = trace.max_nodes
+        self.now = float(self.submit[0])
+        self.arrived = 1
+        self.done = False
+
+    def _launch(self, j: int) -> None:
+        self.begin[j] = self.now
+        self.started.append(j)
+        self.free -= self.nodes[j]
+        bisect.insort_right(self.running, (self.now + self.run[j], self._seq, j))   # append, then their stable sort
+        self._seq += 1
+
+    def _event(self) -> None:
+        """One event: the next arrival if not after the next end (or nothing runs), else that end (l. 745-757)."""
+        running = self.running
+        end = running[0][0] if running else math.inf
+        nxt = self.arrived
+        if nxt < self.length and self.submit[nxt] <= end:
+            self.now = max(self.now, self.submit[nxt])
+            self.queued[nxt] = True
+            self.nb_queued += 1
+            self.arrived += 1
+        else:
+            self.now = max(self.now, end)
+            self.free += self.nodes[running.pop(0)[2]]
+
+    def _shadow(self, head: int) -> float:
+        """Their shadow time of a blocked ``head``, from estimated ends (l. 389-397)."""
+        by_estimate = sorted(self.running, key=lambda e: self.begin[e[2]] + self.request[e[2]])
+        self.running = sorted(by_estimate, key=lambda e: e[0])
+        free_procs = self.free * self.trace.procs_per_node
+        shadow = self.now
+        for _, _, j in by_estimate:
+            free_procs += self.nodes[j] * self.trace.procs_per_node
+            shadow = self.begin[j] + self.request[j]
+            if free_procs >= self.procs[head]:
+                break
+        return shadow
+
+    def commit(self, head: int) -> None:
+        """Commit to queued job ``head`` (window position): run to its start, start it, refill an empty queue.
+
+        Raises:
+            SimulationError: ``head`` is not waiting, or every job has started.
+        """
+        if self.done or not (0 <= head < self.length) or not self.queued[head]:
+            raise SimulationError(f"job {head} of the window is not waiting: commit to a queued job")
+        self.queued[head] = False          # never fits while blocked: out of the backfilling passes
+        self.nb_queued -= 1
+        nodes = self.nodes
+        if nodes[head] > self.free:
+            if self.backfilling:
+                shadow = self._shadow(head)
+                while nodes[head] > self.free:
+                    fits = self.queued & (self._request + self.now < shadow) & (self._nodes <= self.free)
+                    for j in np.flatnonzero(fits).tolist():
+                        if nodes[j] <= self.free:
+                            self.queued[j] = False
+                            self.nb_queued -= 1
+                            self._launch(j)
+                    self._event()
+            else:
+                while nodes[head] > self.free:
+                    self._event()
+        self._launch(head)
+        if not self.nb_queued:
+            if self.arrived >= self.length:
+                self.done = True
+            while not self.nb_queued and not self.done:   # l. 770-787: one arrival into the empty queue
+                self._event()
+
+    def bounded_slowdowns(self, jobs: list[int]) -> np.ndarray:
+        """Their bounded slowdown of started ``jobs`` (window positions), float64 (len(jobs),)."""
+        idx = np.asarray(jobs, dtype=np.int64)
+        run = self.trace.run[self.start + idx]
+        wait = np.asarray(self.begin, dtype=np.float64)[idx] - self.trace.submit[self.start + idx]
+        # HPCSimPickJobs.py l. 795-797: max(1, (wait + run) / max(run, 10)), HDeepRM's bounded slowdown, τ = 10 s
+        return bounded_slowdown(wait + run, run)
+
+    def result(self) -> ReplayResult:
+        """The window's start times and their metrics (call when :attr:`done`)."""
+        length = self.length
+        starts = np.asarray(self.begin, dtype=np.float64)
+        bsld = self.bounded_slowdowns(list(range(length))).tolist() if self.done else []
+        started = self.started
+        mean_bsld = float(sum(bsld[j] / length for j in started)) if self.done else math.nan
+        span = (self.now - self.submit[0]) * self.trace.max_procs
+        util = float(sum(self.run[j] * self.procs[j] / span for j in started)) if span > 0 else math.nan
+        return ReplayResult(start=self.start, starts=starts, order=np.asarray(started, dtype=np.int64),
+                            bounded_slowdown=mean_bsld, utilization=util)
+
+
 def replay(trace: RLSTrace, start: int, length: int, key: str, backfilling: bool = False) -> ReplayResult:
     """Replay ``length`` jobs from ``start`` as RLScheduler's heuristic loop does (module docstring).
+
+    The chooser of :class:`RLSScheduler` is the head of the queue sorted by the key (l. 464-465):
+    a heap of the arrived jobs, where jobs started meanwhile (backfilled) are skipped.
 
     Args:
         trace: The trace read by :func:`~hdeeprm.workload.rlscheduler.read_rlscheduler_swf`.
@@ -83,89 +228,19 @@ def replay(trace: RLSTrace, start: int, length: int, key: str, backfilling: bool
     """
     explicit_starts([start], len(trace), length)
     window = slice(start, start + length)
-    submit = trace.submit[window].tolist()
-    run = trace.run[window].tolist()
-    request = trace.request[window].tolist()
-    nodes = trace.nodes[window].tolist()
     keys = rls_keys(key, trace.submit[window], trace.procs[window], trace.request[window])
-    ppn = trace.procs_per_node
-    procs = trace.procs[window].tolist()
-    begin = [math.nan] * length
-    started: list[int] = []
-    queue: list[tuple] = [(*keys[0], 0)]
-    queued = np.zeros(length, dtype=bool)
-    queued[0] = True
-    waiting_req = np.asarray(request, dtype=np.float64)
-    waiting_nodes = np.asarray(nodes, dtype=np.int64)
-    running: list[tuple[float, int, int]] = []     # (real end, sequence, job), sorted: their list order
-    seq = 0
-    free = trace.max_nodes
-    now = float(submit[0])
-    nxt = 1
-
-    def launch(j: int) -> None:
-        nonlocal free, seq
-        begin[j] = now
-        started.append(j)
-        free -= nodes[j]
-        queued[j] = False
-        bisect.insort_right(running, (now + run[j], seq, j))   # append, then their stable sort by end
-        seq += 1
-
-    def event() -> None:
-        """One event: the next arrival if not after the next end (or nothing runs), else that end (l. 745-757)."""
-        nonlocal now, nxt, free
-        end = running[0][0] if running else math.inf
-        if nxt < length and submit[nxt] <= end:
-            now = max(now, submit[nxt])
-            heapq.heappush(queue, (*keys[nxt], nxt))
-            queued[nxt] = True
-            nxt += 1
-        else:
-            now = max(now, end)
-            free += nodes[running.pop(0)[2]]
-
-    while True:
-        head = heapq.heappop(queue)[-1]
-        if nodes[head] > free:
-            if backfilling:
-                # l. 389-397: the shadow time, from estimated ends, computed once
-                by_estimate = sorted(running, key=lambda e: begin[e[2]] + request[e[2]])
-                running = sorted(by_estimate, key=lambda e: e[0])
-                free_procs = free * ppn
-                shadow = now
-                for _, _, j in by_estimate:
-                    free_procs += nodes[j] * ppn
-                    shadow = begin[j] + request[j]
-                    if free_procs >= procs[head]:
-                        break
-                queued[head] = False     # never fits while blocked: skip it in the passes
-                while nodes[head] > free:
-                    candidates = np.flatnonzero(queued & (waiting_req + now < shadow) & (waiting_nodes <= free))
-                    for j in candidates.tolist():
-                        if nodes[j] <= free:
-                            launch(j)
-                    if len(candidates):
-                        queue = [e for e in queue if queued[e[-1]]]
-                        heapq.heapify(queue)
-                    event()
-            else:
-                while nodes[head] > free:
-                    event()
-        launch(head)
-        if not queue:
-            if nxt >= length:
-                break
-            while not queue:                  # l. 770-787: one arrival into the empty queue
-                event()
-    starts = np.asarray(begin, dtype=np.float64)
-    # HPCSimPickJobs.py l. 795-797: max(1, (wait + run) / max(run, 10)), HDeepRM's bounded slowdown with τ = 10 s
-    bsld = bounded_slowdown(starts - trace.submit[window] + trace.run[window], trace.run[window]).tolist()
-    order = np.asarray(started, dtype=np.int64)
-    mean_bsld = float(sum(bsld[j] / length for j in started))
-    span = (now - submit[0]) * trace.max_procs
-    util = float(sum(run[j] * procs[j] / span for j in started)) if span > 0 else math.nan
-    return ReplayResult(start=start, starts=starts, order=order, bounded_slowdown=mean_bsld, utilization=util)
+    sim = RLSScheduler(trace, start, length, backfilling)
+    heap: list[tuple] = []
+    seen = 0
+    while not sim.done:
+        for j in range(seen, sim.arrived):
+            heapq.heappush(heap, (*keys[j], j))
+        seen = sim.arrived
+        head = heapq.heappop(heap)[-1]
+        while not sim.queued[head]:           # started by backfilling since it was pushed
+            head = heapq.heappop(heap)[-1]
+        sim.commit(head)
+    return sim.result()
 
 
 #: Defaults of their table (``make_table_script.py`` l. 3-5, 16 and 20): 10 windows of 1,024 jobs, seed 1.
@@ -312,5 +387,5 @@ def format_rls_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RLS_KEYS", "ReplayResult", "replay", "RLSPolicy", "parse_rls_policies", "RLSEvaluation",
+__all__ = ["RLS_KEYS", "ReplayResult", "RLSScheduler", "replay", "RLSPolicy", "parse_rls_policies", "RLSEvaluation",
            "run_rlscheduler_evaluation", "format_rls_table"]

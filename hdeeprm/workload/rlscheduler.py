@@ -55,6 +55,10 @@ REPORT_CANCELLED = "kept: run time -1 (cancelled), run as 10 s"
 REPORT_DROPPED = "dropped: run time 0"
 REPORT_REQUEST_FROM_RUN = "requested time -1, the run time used"
 REPORT_PROCS_FROM_REQUESTED = "processors: requested > allocated, requested used"
+#: Fields their observation shows beyond processors and times: name -> 0-based SWF column (``job.py`` l. 62-66).
+EXTRA_FIELDS = {"request_memory": 9, "user": 11, "group": 12, "executable": 13}
+#: Jobs of one training sequence (their ``JOB_SEQUENCE_SIZE``, ``HPCSimPickJobs.py`` l. 31).
+RLS_SEQUENCE_LENGTH = 256
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,10 @@ class RLSTrace:
         max_nodes: Nodes of the machine (header ``MaxNodes``).
         max_procs: Processors of the machine (``MaxProcs``, or ``MaxNodes`` when absent).
         report: Counts of the jobs each rule touched (keys ``REPORT_*``).
+        extra: The fields their observation shows besides those above, float64 (n,) each, -1 when
+            unknown: ``request_memory`` (field 10), ``user`` (12), ``group`` (13), ``executable`` (14).
+        maxima: Their normalisers (``job.py`` l. 134-145), maxima over *every* job line, dropped
+            ones included: ``run`` (field 4 as read), and one per name of ``extra``.
     """
 
     path: str
@@ -85,6 +93,8 @@ class RLSTrace:
     max_nodes: int
     max_procs: int
     report: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    maxima: dict[str, float] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.job_id.size)
@@ -142,9 +152,13 @@ def read_rlscheduler_swf(path: str | os.PathLike) -> RLSTrace:
               REPORT_DROPPED: int(np.count_nonzero(~keep)),
               REPORT_REQUEST_FROM_RUN: int(np.count_nonzero(no_request & keep)),
               REPORT_PROCS_FROM_REQUESTED: int(np.count_nonzero((requested > allocated) & keep))}
+    extra = {name: values[keep, column] for name, column in EXTRA_FIELDS.items()}
+    maxima = {"run": float(values[:, 3].max()), **{name: float(values[:, column].max())
+                                                    for name, column in EXTRA_FIELDS.items()}}
     trace = RLSTrace(path=name, job_id=values[keep, 0].astype(np.int64), submit=values[keep, 1],
                      run=run[keep], procs=procs[keep].astype(np.int64), request=request[keep],
-                     lines=lines[keep], max_nodes=int(max_nodes), max_procs=int(max_procs), report=report)
+                     lines=lines[keep], max_nodes=int(max_nodes), max_procs=int(max_procs), report=report,
+                     extra=extra, maxima=maxima)
     if len(trace) == 0:
         raise WorkloadError("no job kept by RLScheduler's reading (every run time is 0)", name)
     _check(trace)
@@ -224,11 +238,38 @@ def sample_starts(nb_jobs: int, length: int, nb_windows: int, seed: int, first_j
     limit = first_jobs or nb_jobs
     if first_jobs > nb_jobs:
         raise OptionsError(f"the first {first_jobs} jobs were asked for, the trace keeps {nb_jobs}")
+    check_window_draw(limit, length)
+    rng = gym_random_state(seed)
+    return [draw_start(rng, limit, length) for _ in range(nb_windows)]
+
+
+def draw_start(rng: np.random.RandomState, limit: int, length: int) -> int:
+    """One window start drawn their way, ``rng.randint(length, limit - length - 1)`` (l. 298-301, 352-355).
+
+    Args:
+        rng: The generator (:func:`gym_random_state`).
+        limit: Their ``batch_job_slice``, or the kept jobs when it is 0.
+        length: Jobs per window.
+
+    Returns:
+        A start index in ``[length, limit - length - 2]``.
+
+    Raises:
+        OptionsError: ``limit`` too small for a window of ``length`` jobs.
+    """
+    check_window_draw(limit, length)
+    return int(rng.randint(length, limit - length - 1))
+
+
+def check_window_draw(limit: int, length: int) -> None:
+    """Refuse a draw of windows of ``length`` jobs among ``limit`` (their range would be empty).
+
+    Raises:
+        OptionsError: ``limit - length - 1 <= length``.
+    """
     if limit - length - 1 <= length:
         raise OptionsError(f"RLScheduler draws window starts in [{length}, {limit - length - 1}): "
                            f"{limit} jobs are too few for windows of {length} jobs")
-    rng = gym_random_state(seed)
-    return [int(rng.randint(length, limit - length - 1)) for _ in range(nb_windows)]
 
 
 def explicit_starts(starts: Sequence[int], nb_jobs: int, length: int) -> list[int]:
