@@ -102,6 +102,8 @@ class ResourceState:
         self._empty_processors = bool((self._count_np == 0).any())
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
+        # The shipped models' pstates are functions of their arguments alone (a user's model is asked every time).
+        self._pure_model = type(self.model).pstates in (ContentionModel.pstates, NoContention.pstates)
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -407,8 +409,10 @@ class ResourceState:
             self._take_memory(-sign * mem, ((p, 1) for p in procs))
         busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
         run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over_v, self._mem_bw, self._first
-        pstates = self.model.pstates
+        pstates, pure = self.model.pstates, self._pure_model
+        since_of, events_of, seconds_of = self._since_v, self._events_v, self._seconds_v
         d = sign * bw
+        last = None   # the model's last (busy, used, cap): a built-in model gives the same pstates again
         for p in procs:
             busy = busy_list[p] + sign
             busy_of[p] = busy_list[p] = busy
@@ -416,9 +420,18 @@ class ResourceState:
                 # Bandwidth sums come back to zero exactly only up to rounding.
                 used_of[p] = used_list[p] = used_list[p] + d if busy else 0.0
             used, cap = used_list[p], cap_of[p]
-            if (busy > 0 and used > cap) != over_of[p]:
-                self._record_one(p, not over_of[p], now)
-            run, idle = pstates(busy, used, cap)
+            over = busy > 0 and used > cap
+            if over != over_of[p]:   # _record_one, inline
+                over_of[p] = over
+                if over:
+                    since_of[p] = now
+                    events_of[p] += 1
+                else:
+                    seconds_of[p] += now - since_of[p]
+                    since_of[p] = math.nan
+            if not pure or last != (busy, used, cap):
+                run, idle = pstates(busy, used, cap)
+                last = (busy, used, cap)
             before, after = (idle_of[p], run) if sign > 0 else (run_of[p], idle)
             run_of[p], idle_of[p] = run, idle
             if after != before:
