@@ -40,7 +40,7 @@ def placement(args) -> int:
     except ImportError:
         Algo = PPO
     env = GpuPlacementEnv(scenario="train", curriculum=True, curriculum_episodes=20)
-    model = Algo("MultiInputPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0, device="cpu")
+    model = Algo("MultiInputPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0, device=args.device)
     if (logger := _logger(args.log)) is not None:
         model.set_logger(logger)
     model.learn(total_timesteps=args.steps)
@@ -73,7 +73,7 @@ def provisioning(args) -> int:
     from hdeeprm.env.gpu_provisioning import ACTIONS, GpuProvisioningEnv
 
     env = GpuProvisioningEnv(task=args.task, max_steps=2000)
-    model = PPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0, device="cpu")
+    model = PPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0, device=args.device)
     if (logger := _logger(args.log)) is not None:
         model.set_logger(logger)
     model.learn(total_timesteps=args.steps)
@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--task", default="easy", help="provisioning task: easy, medium or hard")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log", help="folder of the SB3 logs (CSV, TensorBoard when installed)")
+    p.add_argument("--device", default="auto",
+                   help="torch device of the networks: auto (SB3's default: CUDA when present), cpu or cuda")
     args = p.parse_args(argv)
     if importlib.util.find_spec("stable_baselines3") is None:
         print("this example needs stable-baselines3: pip install -e '.[sb3-contrib]'", file=sys.stderr)

@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=4096, help="PPO training steps (default 4096)")
     p.add_argument("--jobs", type=int, default=100, help="jobs of the trace (default 100)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto",
+                   help="torch device of the network: auto (SB3's default: CUDA when present), cpu or cuda")
     args = p.parse_args(argv)
     try:
         from stable_baselines3 import PPO
@@ -57,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     env = make_env(args.jobs, args.seed)
-    model = PPO("MlpPolicy", env, n_steps=512, batch_size=64, learning_rate=3e-3, seed=args.seed, verbose=0)
+    model = PPO("MlpPolicy", env, n_steps=512, batch_size=64, learning_rate=3e-3, seed=args.seed, verbose=0,
+                device=args.device)
 
     def ppo(obs):
         return int(model.predict(obs, deterministic=True)[0])
