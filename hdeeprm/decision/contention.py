@@ -102,8 +102,6 @@ class ResourceState:
         self._empty_processors = bool((self._count_np == 0).any())
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
-        # The shipped models' pstates are functions of their arguments alone (a user's model is asked every time).
-        self._pure_model = type(self.model).pstates in (ContentionModel.pstates, NoContention.pstates)
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -400,7 +398,8 @@ class ResourceState:
         """:meth:`_load_processors` when every processor holds one core: the job takes or frees whole processors.
 
         The same sums, records and switches as :meth:`_load_processors` followed by :meth:`_settle`'s
-        whole-processor case, in one loop (no per-processor calls but the model's).
+        whole-processor case, in one loop over the job's processors (no dict of cores per processor,
+        no :meth:`_settle` call per processor).
         """
         proc_of = self._proc_of
         procs = sorted(proc_of[c] for c in cl)
@@ -409,10 +408,8 @@ class ResourceState:
             self._take_memory(-sign * mem, ((p, 1) for p in procs))
         busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
         run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over_v, self._mem_bw, self._first
-        pstates, pure = self.model.pstates, self._pure_model
-        since_of, events_of, seconds_of = self._since_v, self._events_v, self._seconds_v
+        pstates, add = self.model.pstates, self._add
         d = sign * bw
-        last = None   # the model's last (busy, used, cap): a built-in model gives the same pstates again
         for p in procs:
             busy = busy_list[p] + sign
             busy_of[p] = busy_list[p] = busy
@@ -421,25 +418,13 @@ class ResourceState:
                 used_of[p] = used_list[p] = used_list[p] + d if busy else 0.0
             used, cap = used_list[p], cap_of[p]
             over = busy > 0 and used > cap
-            if over != over_of[p]:   # _record_one, inline
-                over_of[p] = over
-                if over:
-                    since_of[p] = now
-                    events_of[p] += 1
-                else:
-                    seconds_of[p] += now - since_of[p]
-                    since_of[p] = math.nan
-            if not pure or last != (busy, used, cap):
-                run, idle = pstates(busy, used, cap)
-                last = (busy, used, cap)
+            if over != over_of[p]:
+                self._record_one(p, over, now)
+            run, idle = pstates(busy, used, cap)
             before, after = (idle_of[p], run) if sign > 0 else (run_of[p], idle)
             run_of[p], idle_of[p] = run, idle
             if after != before:
-                listed = changes.get(after)
-                if listed is None:
-                    changes[after] = [first_of[p]]
-                else:
-                    listed.append(first_of[p])
+                add(changes, after, (first_of[p],))
 
     def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
                 changes: dict[int, list[int]]) -> None:
