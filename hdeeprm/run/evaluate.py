@@ -393,9 +393,9 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
     tasks = [(w, p) for w in windows for p in policies]
     bar = None
     if progress:
-        from tqdm import tqdm
+        from hdeeprm.run.lifecycle import progress_bar
 
-        bar = tqdm(total=len(tasks), unit="run", desc="hdeeprm-evaluate", leave=False)
+        bar = progress_bar(len(tasks), "run", "hdeeprm-evaluate")
     try:
         with contextlib.ExitStack() as stack:
             if jobs == 1:
@@ -459,9 +459,9 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
     decisions = 0
     bar = None
     if progress:
-        from tqdm import tqdm
+        from hdeeprm.run.lifecycle import progress_bar
 
-        bar = tqdm(total=episodes, unit="episode", desc="training", leave=False)
+        bar = progress_bar(episodes, "episode", "training")
     try:
         with seeded_torch(options.seed):
             first = window_options(options, train[0])

@@ -30,7 +30,7 @@ from hdeeprm.files import (FolderLock, atomic_write, check_output_folder, naming
                                    open_for_writing)
 from hdeeprm.run.episode import run_episode
 from hdeeprm.run.lifecycle import (FAILED, INTERRUPTED, RUNNING, RunResult,
-                                   claim_outdir, end_failed, write_run_info)
+                                   claim_outdir, end_failed, progress_bar, write_run_info)
 from hdeeprm.run.loop import Observer, RewardFn, agent_failed, method_location
 from hdeeprm.simulation.kernel import warn_split_risks
 from hdeeprm.workload.model import Workload
@@ -326,9 +326,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
     warned_loss = False   # a non-finite loss is said once per run
     bar = None
     if not quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(workload.jobs) * nb_runs, unit="job", desc="hdeeprm", leave=False)
+        bar = progress_bar(len(workload.jobs) * nb_runs, "job", "hdeeprm")
     logs = {name: open_for_writing(outdir / f"{name}.log") for name in ("rewards", "losses", "makespans")}
     episodes = None   # episodes.csv, opened at the first episode's end (its columns are that episode's keys)
     reported = time.monotonic()

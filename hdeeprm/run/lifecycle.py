@@ -195,3 +195,22 @@ def end_failed(outdir: Path, exc: BaseException, write_status) -> None:
         write_status({"error": error})
     except OSError as again:
         log.error("could not mark %s as failed: %s", outdir / "run.json", again.strerror or again)
+
+
+def progress_bar(total: int, unit: str, desc: str):
+    """The progress bar of a run on standard error (tqdm), shown only when standard error is a terminal.
+
+    Redirected to a file or a pipe (a batch job, a benchmark, CI), it draws nothing, so logs stay free of the
+    bar's carriage returns and the run does not pay for redrawing it; the returned bar then ignores updates.
+
+    Args:
+        total: Units of the whole run (jobs, runs, episodes).
+        unit: Their name, singular (``"job"``).
+        desc: The label before the bar (``"hdeeprm"``).
+
+    Returns:
+        A ``tqdm.tqdm`` (``update(n)``, ``close()``), cleared when closed.
+    """
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, leave=False, disable=None)

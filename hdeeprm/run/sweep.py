@@ -49,6 +49,7 @@ import jsonschema
 
 from hdeeprm.config.options import Options, load_options, parse_overrides
 from hdeeprm.errors import OptionsError
+from hdeeprm.run.lifecycle import progress_bar
 from hdeeprm.jsontext import decode_json
 from hdeeprm.files import check_output_folder, lock_folder
 from hdeeprm.run.pool import worker_map
@@ -370,9 +371,7 @@ def _run_cells(cells: list[Cell], grid: dict[str, Sequence[Any]], outdir: str | 
         (lambda: _ray(tasks, jobs, address)) if backend == "ray" else (lambda: _processes(tasks, jobs)))
     bar = None
     if not quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks), unit="run", desc="hdeeprm-sweep", leave=False)
+        bar = progress_bar(len(tasks), "run", "hdeeprm-sweep")
     try:
         if tasks:
             with runner() as results:
