@@ -209,8 +209,8 @@ def placement(args) -> int:
         classic = {f"{p}+{o}": classic_metrics(s.name, p, o) for p, o in pairs}
         by_jct = min(classic, key=lambda k: classic[k]["jct_mean"])
         by_alloc = max(classic, key=lambda k: classic[k]["gpu_allocation_rate"])
-        print(f"{s.name:18s} {mine['mean_jct']:11.0f} {by_jct:>30s} {classic[by_jct]['mean_jct']:9.0f}  "
-              f"{'WIN ' if mine['mean_jct'] < classic[by_jct]['mean_jct'] else 'lose'}    "
+        print(f"{s.name:18s} {mine['jct_mean']:11.0f} {by_jct:>30s} {classic[by_jct]['jct_mean']:9.0f}  "
+              f"{'WIN ' if mine['jct_mean'] < classic[by_jct]['jct_mean'] else 'lose'}    "
               f"{mine['gpu_allocation_rate']:11.3f} {by_alloc:>30s} {classic[by_alloc]['gpu_allocation_rate']:6.3f}  "
               f"{'WIN' if mine['gpu_allocation_rate'] > classic[by_alloc]['gpu_allocation_rate'] else 'lose'}")
     return 0
