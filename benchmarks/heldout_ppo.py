@@ -15,7 +15,7 @@ The protocol, fixed before any reported run:
 * **Windows**: ``hdeeprm-evaluate``'s :func:`~hdeeprm.run.evaluate.plan` with 25 windows of 1,024 jobs
   and test fraction 0.4 (:data:`NB_WINDOWS`, :data:`LENGTH`, :data:`TEST_FRACTION`): 15 training and 10
   test windows, drawn with the options' seed (not the training seed), so every seed and every policy
-  meets the same test windows. The same command with ``hdeeprm-evaluate`` (``-n 25 -l 1024 -t 0.4``)
+  meets the same test windows. The same command with ``hdeeprm-evaluate`` (``-n 25 -l 1024 --test-fraction 0.4``)
   draws the same windows.
 * **Heuristics**: every registered job ordering x ``head_of_line``, ``easy_backfilling``,
   ``conservative_backfilling``, core selection ``high_gflops`` (what ``hdeeprm-evaluate`` compares),
