@@ -328,8 +328,8 @@ def train_and_test(args) -> int:
     torch.save(net.state_dict(), out / "model.pt")
     write_csv(out / "training.csv", curve)
     if len(curve) > 1:
-        plot(curve, out / "training.png", f"kernel PPO on HDeepRM-BackfillSlot-v0, {args.trace}, seed {args.seed} "
-             f"({setup.backfilling}, backfill '{setup.ordering}')", setup.best_train, ref_train)
+        plot(curve, out / "training.png", f"kernel PPO on HDeepRM-BackfillSlot-v0, {args.trace}, seed {args.seed}\n"
+             f"({setup.backfilling}, backfill ordering '{setup.ordering}')", setup.best_train, ref_train)
     # ---- the test, once
     scores, _ = ragged_numpy(net)
     agent = greedy_mean(setup, setup.test, scores)
