@@ -24,7 +24,8 @@ Importing this package prints nothing, imports none of these modules (they
 load on first use, PEP 562), never imports torch or Gymnasium, and registers
 the Gymnasium environments of :data:`ENV_ENTRY_POINTS` (``"hdeeprm/HDeepRM-v0"``,
 ``"hdeeprm/HDeepRM-JobSlot-v0"``, ``"hdeeprm/GpuPlacement-v0"``, ``"hdeeprm/GpuProvisioning-v0"``,
-``"hdeeprm/GpuProvisioning-v1"``, ``"hdeeprm/GpuJobSlot-v0"``, ``"hdeeprm/RLScheduler-v0"``)
+``"hdeeprm/GpuProvisioning-v1"``, ``"hdeeprm/GpuJobSlot-v0"``, ``"hdeeprm/RLScheduler-v0"``,
+``"hdeeprm/HDeepRM-BackfillSlot-v0"``)
 by their string entry points:
 at once when Gymnasium is already loaded, else right after Gymnasium is first
 imported (so ``hdeeprm-launch`` does not pay for importing Gymnasium).
@@ -89,6 +90,8 @@ GPU_PROVISIONING_V1_ENV_ID = "hdeeprm/GpuProvisioning-v1"
 GPU_JOB_SLOT_ENV_ID = "hdeeprm/GpuJobSlot-v0"
 #: Id of RLScheduler's SchedGym (commit to one of the first 128 queued jobs, their loop and observation).
 RLSCHEDULER_ENV_ID = "hdeeprm/RLScheduler-v0"
+#: Id of the backfill-slot environment (the agent names the job that starts next or gets the EASY reservation).
+BACKFILL_SLOT_ENV_ID = "hdeeprm/HDeepRM-BackfillSlot-v0"
 #: Every environment id -> its Gymnasium entry point.
 ENV_ENTRY_POINTS = {ENV_ID: "hdeeprm.env.environment:HDeepRMEnv",
                     JOB_SLOT_ENV_ID: "hdeeprm.env.job_slot:JobSlotEnv",
@@ -96,9 +99,10 @@ ENV_ENTRY_POINTS = {ENV_ID: "hdeeprm.env.environment:HDeepRMEnv",
                     GPU_PROVISIONING_ENV_ID: "hdeeprm.env.gpu_provisioning:GpuProvisioningEnv",
                     GPU_PROVISIONING_V1_ENV_ID: "hdeeprm.env.gpu_provisioning:GpuProvisioningEnvV1",
                     GPU_JOB_SLOT_ENV_ID: "hdeeprm.env.gpu_job_slot:GpuJobSlotEnv",
-                    RLSCHEDULER_ENV_ID: "hdeeprm.env.rlscheduler:RLSchedulerEnv"}
+                    RLSCHEDULER_ENV_ID: "hdeeprm.env.rlscheduler:RLSchedulerEnv",
+                    BACKFILL_SLOT_ENV_ID: "hdeeprm.env.backfill_slot:BackfillSlotEnv"}
 
-__all__ = ["ENV_ID", "GPU_JOB_SLOT_ENV_ID", "GPU_PLACEMENT_ENV_ID", "GPU_PROVISIONING_ENV_ID",
+__all__ = ["BACKFILL_SLOT_ENV_ID", "ENV_ID", "GPU_JOB_SLOT_ENV_ID", "GPU_PLACEMENT_ENV_ID", "GPU_PROVISIONING_ENV_ID",
            "GPU_PROVISIONING_V1_ENV_ID", "JOB_SLOT_ENV_ID", "RLSCHEDULER_ENV_ID", "__version__",
            "register_envs", *_EXPORTS]
 

@@ -89,7 +89,7 @@ def test_import_hdeeprm_exports_and_registers_without_heavy_imports():
             "assert 'hdeeprm/HDeepRM-JobSlot-v0' in gymnasium.registry; "
             "names = [n for n in hdeeprm.__all__ if n not in ('ENV_ID', 'JOB_SLOT_ENV_ID', 'GPU_PLACEMENT_ENV_ID', "
             "'GPU_PROVISIONING_ENV_ID', 'GPU_PROVISIONING_V1_ENV_ID', 'GPU_JOB_SLOT_ENV_ID', 'RLSCHEDULER_ENV_ID', "
-            "'__version__', "
+            "'BACKFILL_SLOT_ENV_ID', '__version__', "
             "'register_envs')]; "
             "assert all(getattr(hdeeprm, n) is not None for n in names); print(len(names))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

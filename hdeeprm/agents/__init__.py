@@ -9,6 +9,8 @@
 
 The other modules:
 
+* :mod:`~hdeeprm.agents.kernel_ppo`: RLScheduler's kernel network and PPO update, shared by the kernel-PPO
+  benchmarks.
 * :mod:`~hdeeprm.agents.off_policy`: Off-policy learning agents: a replay buffer of transitions and several
   updates per episode.
 """

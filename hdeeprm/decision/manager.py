@@ -212,7 +212,27 @@ class WorkloadManager:
         return self._start(*pair)
 
     def _start(self, job_policy: str, core_policy: str) -> int:
-        ordered = JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now)
+        return len(self._run_strategy(JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now), core_policy))
+
+    def start_ordered(self, ordered: Sequence[Job], core_policy: str) -> list[Job]:
+        """Let the start strategy walk ``ordered`` (queued jobs in an order the caller chose); it counts as a decision.
+
+        The decision of action spaces where the agent names the job a backfilling strategy
+        reserves for (:mod:`hdeeprm.env.backfill_slot`): the caller puts that job first.
+
+        Args:
+            ordered: Queued jobs (a subset of :attr:`queue`, any order).
+            core_policy: A name of :data:`~hdeeprm.decision.core_selection.CORE_SELECTIONS`.
+
+        Returns:
+            The started jobs, in start order (they have left the queue).
+        """
+        self.decisions += 1
+        self.queue_before = len(self.queue)
+        return self._run_strategy(ordered, core_policy)
+
+    def _run_strategy(self, ordered: Sequence[Job], core_policy: str) -> list[Job]:
+        """The start strategy on ``ordered``; the started jobs leave the queue and are returned in start order."""
         select, launch = self.select, self._launch
         self.core_policy = core_policy
 
@@ -231,7 +251,7 @@ class WorkloadManager:
             else:
                 gone = {job.index for job in started}
                 self.queue = [j for j in self.queue if j.index not in gone]
-        return len(started)
+        return started
 
     def start_queued(self, position: int, core_policy: str) -> bool:
         """Start the queued job at ``position`` now, on the cores ``core_policy`` picks.

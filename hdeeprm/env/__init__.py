@@ -11,6 +11,8 @@ drive the timed GPU replay, on the scenarios of :mod:`~hdeeprm.env.gpu_scenarios
 
 The other modules:
 
+* :mod:`~hdeeprm.env.backfill_slot`: Backfill slots: the agent names the job a backfilling strategy reserves
+  for; the others backfill around it.
 * :mod:`~hdeeprm.env.gpu_job_slot`: GPU job slots: the agent picks which queued GPU job starts next; a
   placement policy places it.
 * :mod:`~hdeeprm.env.job_slot`: A job-slot Gymnasium environment: the agent picks which queued job starts

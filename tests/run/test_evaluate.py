@@ -276,7 +276,7 @@ def test_a_registered_start_strategy_is_run_as_hdeeprm_launch_runs_it(quickstart
     assert rows[1]["mean_waiting_time"] < rows[0]["mean_waiting_time"]
 
 
-@pytest.mark.parametrize("name", ["lublin_agent", "sdsc_sp2_128", "sdsc_sp2_gaia"])
+@pytest.mark.parametrize("name", ["lublin_agent", "sdsc_sp2_128", "sdsc_sp2_gaia", "kth_sp2_100"])
 def test_the_shipped_evaluation_options_load_with_their_platform(name, shared):
     from hdeeprm.config.build import build_platform
 
