@@ -68,7 +68,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from hdeeprm.agents.kernel_ppo import RaggedKernel, group_batch, ppo_update, ragged_numpy
+from hdeeprm.agents.kernel_ppo import RaggedKernel, choose, group_batch, ppo_update, ragged_numpy
 from hdeeprm.config.options import load_options
 from hdeeprm.decision.observation import NORMALISER_PERCENTILE, job_quantities
 from hdeeprm.decision.orderings import JOB_ORDERINGS
@@ -115,18 +115,7 @@ def rollout(env: BackfillSlotEnv, scores, rng, greedy: bool):
     while not done:
         n = min(info["queue"], SLOTS)
         rows = obs[:n]
-        if n == 1:
-            action, logp = 0, 0.0
-        else:
-            z = scores(rows)
-            if greedy:
-                action, logp = int(np.argmax(z)), 0.0
-            else:
-                z = z - z.max()
-                p = np.exp(z)
-                p /= p.sum()
-                action = int(rng.choice(n, p=p))
-                logp = float(np.log(p[action] + 1e-30))
+        action, logp = choose(rows, scores, rng, greedy)
         obs, _, done, truncated, info = env.step(action)
         steps.append([rows, action, logp, 0.0, 0.0, glob])
     bsld = float(info["metrics"][METRIC])

@@ -65,7 +65,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from hdeeprm.agents.kernel_ppo import RaggedKernel, plot_curve, ragged_numpy
+from hdeeprm.agents.kernel_ppo import RaggedKernel, choose, plot_curve, ragged_numpy
 from hdeeprm.agents.kernel_ppo import group_batch as rls_batch
 from hdeeprm.agents.kernel_ppo import ppo_update as rls_update
 from hdeeprm.decision.actions import action_index
@@ -189,18 +189,7 @@ def rls_episode(env, scores, value, rng, greedy: bool, start: int | None = None)
         n = len(env.shown)
         rows = obs[:n]
         glob = np.array([n / 128, 1.0 - info["started"] / env.length], dtype=np.float32)
-        if n == 1:                       # no choice: no policy sample (its gradient is 0)
-            action, logp = 0, 0.0
-        else:
-            z = scores(rows)
-            if greedy:
-                action, logp = int(np.argmax(z)), 0.0
-            else:
-                z = z - z.max()
-                p = np.exp(z)
-                p /= p.sum()
-                action = int(rng.choice(n, p=p))
-                logp = float(np.log(p[action] + 1e-30))
+        action, logp = choose(rows, scores, rng, greedy)
         v = value(rows, glob) if value is not None else 0.0
         obs, reward, done, _, info = env.step(action)
         steps.append((rows, action, logp, v, reward, glob))

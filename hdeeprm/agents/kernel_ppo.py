@@ -83,6 +83,31 @@ def ragged_numpy(net: RaggedKernel):
     return scores, value
 
 
+def choose(rows: np.ndarray, scores, rng: np.random.Generator, greedy: bool) -> tuple[int, float]:
+    """The kernel policy's choice among the shown jobs of one state.
+
+    Args:
+        rows: The shown jobs' features, float32 (n, F), n >= 1.
+        scores: ``scores(rows)`` -> the kernel's score of each row, float (n,) (:func:`ragged_numpy`).
+        rng: Draws the sampled choice.
+        greedy: Take the highest score (log-probability reported as 0) instead of sampling.
+
+    Returns:
+        ``(row, log-probability)``: a softmax sample (RLScheduler's ``tf.multinomial``) and its
+        log-probability; ``(0, 0.0)`` without scoring when one job is shown (no choice, no gradient).
+    """
+    if len(rows) == 1:
+        return 0, 0.0
+    z = scores(rows)
+    if greedy:
+        return int(np.argmax(z)), 0.0
+    z = z - z.max()
+    p = np.exp(z)
+    p /= p.sum()
+    action = int(rng.choice(len(rows), p=p))
+    return action, float(np.log(p[action] + 1e-30))
+
+
 def group_batch(trajs, scale: float, lam: float, group: int = 1):
     """Stacked tensors for one PPO update from the epoch's trajectories (gamma 1, their ``lam``).
 

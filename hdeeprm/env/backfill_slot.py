@@ -28,13 +28,11 @@ from gymnasium import spaces
 
 from hdeeprm import arguments
 from hdeeprm.config.options import Options
-from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.core_selection import CORE_SELECTIONS
 from hdeeprm.decision.observation import clip_unit, job_quantities, queue_normalisers
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.reward import make_reward
-from hdeeprm.decision.strategies import make_start_strategy
-from hdeeprm.env.environment import env_inputs
+from hdeeprm.env.environment import env_episode, env_inputs
 from hdeeprm.env.job_slot import DEFAULT_NB_SLOTS, DEFAULT_SLOT_CORE_SELECTION
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
@@ -182,10 +180,7 @@ class BackfillSlotEnv(gymnasium.Env):
             and ``empty_named``.
         """
         super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(2**31 - 1))
-        self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
-                               record=False, model=make_contention_model(self.options.contention),
-                               strategy=make_start_strategy(self.backfilling), clock=self.options.clock)
+        self.episode = env_episode(self.options, self.hierarchy, self.workload, self.np_random, self.backfilling)
         self.head = None
         self.steps = 0
         self.empty_named = 0

@@ -55,6 +55,24 @@ def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> 
     return out
 
 
+def env_episode(options: Options, hierarchy: ResourceHierarchy, workload: Workload, rng: np.random.Generator,
+                strategy: str | None = None) -> Episode:
+    """A new simulation for one episode of a CPU environment (``HDeepRM-v0``, ``-JobSlot-v0``, ``-BackfillSlot-v0``).
+
+    Args:
+        options: The environment's options (actions, contention model, start strategy, clock).
+        hierarchy, workload: Its platform and jobs.
+        rng: The environment's generator (``np_random``): one draw seeds the episode (its random policies).
+        strategy: Start strategy name (default: the options').
+
+    Returns:
+        The :class:`~hdeeprm.run.episode.Episode`, not yet advanced, recording no output rows.
+    """
+    return Episode(hierarchy, workload, actions=options.actions, seed=int(rng.integers(2**31 - 1)), record=False,
+                   model=make_contention_model(options.contention),
+                   strategy=make_start_strategy(strategy or options.start_strategy), clock=options.clock)
+
+
 def env_inputs(options: Options | str | Path | None, platform: str | Path | ResourceHierarchy | None,
                workload: str | Path | Workload | None, max_steps: int | None,
                **changes: Any) -> tuple[Options, ResourceHierarchy, Workload]:
@@ -253,10 +271,7 @@ class HDeepRMEnv(gymnasium.Env):
             ``time`` (s), ``queue`` (pending jobs) and ``jobs_ended``.
         """
         super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(2**31 - 1))
-        self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
-                               record=False, model=make_contention_model(self.options.contention),
-                               strategy=make_start_strategy(self.options.start_strategy), clock=self.options.clock)
+        self.episode = env_episode(self.options, self.hierarchy, self.workload, self.np_random)
         self.steps = 0
         self._decision = self.episode.advance()
         return self.observer(self.episode.view), self._info()

@@ -23,11 +23,9 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.config.options import Options
-from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.decision.core_selection import CORE_SELECTIONS
-from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm import arguments
-from hdeeprm.env.environment import env_inputs
+from hdeeprm.env.environment import env_episode, env_inputs
 from hdeeprm.decision.observation import clip_unit, job_quantities, queue_normalisers
 from hdeeprm.decision.reward import make_reward
 from hdeeprm.platform.hierarchy import ResourceHierarchy
@@ -151,10 +149,7 @@ class JobSlotEnv(gymnasium.Env):
             (bool, (K,)), ``time`` (s), ``queue`` (pending jobs) and ``jobs_ended``.
         """
         super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(2**31 - 1))
-        self.episode = Episode(self.hierarchy, self.workload, actions=self.options.actions, seed=episode_seed,
-                               record=False, model=make_contention_model(self.options.contention),
-                               strategy=make_start_strategy(self.options.start_strategy), clock=self.options.clock)
+        self.episode = env_episode(self.options, self.hierarchy, self.workload, self.np_random)
         self.steps = 0
         self.waits_overridden = 0
         self._decision = self._next_decision(self.episode.advance())

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from hdeeprm.agents.kernel_ppo import RaggedKernel, group_batch, ppo_update, ragged_numpy
+from hdeeprm.agents.kernel_ppo import RaggedKernel, choose, group_batch, ppo_update, ragged_numpy
 from hdeeprm.env.backfill_slot import BACKFILL_SLOT_FEATURES, BackfillSlotEnv
 
 from tests.toy import ROOT
@@ -82,3 +82,19 @@ def test_the_benchmarks_rollout_pays_minus_the_mean_bounded_slowdown_once(toy_hi
                                           ("largest-high_gflops+easy_backfilling", ("largest", "easy_backfilling"))])
 def test_heuristic_labels_split_into_ordering_and_strategy(label, parts):
     assert heldout.label_parts(label) == parts
+
+
+def test_choose_samples_the_softmax_of_the_scores_takes_the_argmax_greedily_and_skips_a_lone_job():
+    rows = np.zeros((3, 2), dtype=np.float32)
+    scores = lambda r: np.array([0.0, 2.0, 1.0])   # noqa: E731
+    assert choose(rows, scores, np.random.default_rng(0), greedy=True) == (1, 0.0)
+    unscored = lambda r: pytest.fail("a lone job is not scored")   # noqa: E731
+    assert choose(rows[:1], unscored, np.random.default_rng(0), greedy=False) == (0, 0.0)
+    p = np.exp([0.0, 2.0, 1.0]) / np.exp([0.0, 2.0, 1.0]).sum()
+    rng = np.random.default_rng(3)
+    counts = np.zeros(3)
+    for _ in range(4000):
+        action, logp = choose(rows, scores, rng, greedy=False)
+        counts[action] += 1
+        assert logp == pytest.approx(np.log(p[action]))
+    assert counts / counts.sum() == pytest.approx(p, abs=0.03)
