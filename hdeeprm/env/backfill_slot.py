@@ -33,7 +33,7 @@ from hdeeprm.decision.observation import clip_unit, job_quantities, queue_normal
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.reward import make_reward
 from hdeeprm.env.environment import env_episode, env_inputs
-from hdeeprm.env.job_slot import DEFAULT_NB_SLOTS, DEFAULT_SLOT_CORE_SELECTION
+from hdeeprm.env.job_slot import DEFAULT_NB_SLOTS, DEFAULT_SLOT_CORE_SELECTION, fitting_jobs
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
@@ -155,6 +155,7 @@ class BackfillSlotEnv(gymnasium.Env):
         self._submit = np.array([job.subtime for job in self.workload.jobs], dtype=np.float64)
         self._res = quantities[:, 1]
         self._needs_mem = quantities[:, 2] > 0.0
+        self._has_mem = bool(self._needs_mem.any())
         self._nb_cores = self.hierarchy.nb_cores
         self.action_space = spaces.Discrete(self.nb_slots)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(self.nb_slots, len(BACKFILL_SLOT_FEATURES)),
@@ -259,10 +260,7 @@ class BackfillSlotEnv(gymnasium.Env):
     def _fill_fit(self, manager) -> bool:
         """Which queued jobs fit now (cores, and node memory for jobs that need it); whether any does."""
         rows = self.episode.view.queue_indices(manager.queue)
-        fit = self._res.take(rows) <= manager.resources.nb_free
-        for i in np.flatnonzero(fit & self._needs_mem.take(rows)).tolist():
-            fit[i] = manager.fits(manager.queue[i])
-        self._fit = fit
+        self._fit = fit = fitting_jobs(manager, rows, self._res, self._needs_mem if self._has_mem else None)
         return bool(fit.any())
 
     def _observe(self) -> np.ndarray:

@@ -43,6 +43,32 @@ _SHORT_QUEUE = 8
 SLOT_FEATURES = ("waiting_time", "requested_time", "requested_cores", "requested_memory", "can_start_now")
 
 
+def fitting_jobs(manager, rows: np.ndarray, cores: np.ndarray, needs_memory: np.ndarray | None,
+                 out: np.ndarray | None = None) -> np.ndarray:
+    """Which of the first queued jobs could start now, at once (the job-slot environments' masks).
+
+    The free cores decide for every job (one NumPy comparison); a job with a memory demand then also
+    needs it on the nodes, which the manager's own test (:meth:`~hdeeprm.decision.manager.WorkloadManager.fits`)
+    decides, job by job.
+
+    Args:
+        manager: The workload manager (its queue, in submission order, and its free cores).
+        rows: Job indices of the first ``n`` queued jobs, intp (n,).
+        cores: Cores requested by every job of the workload, by job index (n_jobs,).
+        needs_memory: Whether each job of the workload asks for memory, bool (n_jobs,); None when none does.
+        out: Where to write, bool (n,); None: a new array.
+
+    Returns:
+        bool (n,): ``out``, True for the queued jobs that fit now.
+    """
+    out = np.less_equal(cores.take(rows), manager.resources.nb_free, out=out)
+    if needs_memory is not None:
+        queue = manager.queue
+        for i in np.flatnonzero(out & needs_memory.take(rows)).tolist():
+            out[i] = manager.fits(queue[i])
+    return out
+
+
 class JobSlotEnv(gymnasium.Env):
     """Pick the next job among the first ``K`` queued ones (SchedGym's action space, SC'20).
 
@@ -219,11 +245,8 @@ class JobSlotEnv(gymnasium.Env):
         rows = self.episode.view.queue_indices(queue)[:self.nb_slots]
         n = len(rows)
         fit = mask[:n]
-        np.less_equal(self._res.take(rows), manager.resources.nb_free, out=fit)
+        fitting_jobs(manager, rows, self._res, self._needs_mem if self._has_mem else None, out=fit)
         mask[n:] = False
-        if self._has_mem:   # jobs with a memory demand also need it on the nodes: the manager's own test
-            for i in np.flatnonzero(fit & self._needs_mem.take(rows)).tolist():
-                fit[i] = manager.fits(queue[i])
         return bool(fit.any())
 
     def _observe(self) -> np.ndarray:
