@@ -54,8 +54,8 @@ def fitting_jobs(manager, rows: np.ndarray, cores: np.ndarray, needs_memory: np.
     Args:
         manager: The workload manager (its queue, in submission order, and its free cores).
         rows: Job indices of the first ``n`` queued jobs, intp (n,).
-        cores: Cores requested by every job of the workload, by job index (n_jobs,).
-        needs_memory: Whether each job of the workload asks for memory, bool (n_jobs,); None when none does.
+        cores: Cores requested by every job of the workload, by job index (nb_jobs,).
+        needs_memory: Whether each job of the workload asks for memory, bool (nb_jobs,); None when none does.
         out: Where to write, bool (n,); None: a new array.
 
     Returns:
