@@ -19,6 +19,8 @@ The other modules:
   next.
 * :mod:`~hdeeprm.env.rlscheduler`: RLScheduler's SchedGym as a Gymnasium environment: commit to one of the first
   128 queued jobs.
+* :mod:`~hdeeprm.env.steps`: Two rules every HDeepRM environment's ``step`` follows: a reset comes first, and
+  ``max_steps`` truncates.
 * :mod:`~hdeeprm.env.vector`: A vector environment that runs several sub-environments in each worker process.
 * :mod:`~hdeeprm.env.windows`: Windows of one SWF trace, read once: the workload of any window without reading
   the trace again.

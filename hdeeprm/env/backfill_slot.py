@@ -39,6 +39,7 @@ from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import as_action
 from hdeeprm.workload.model import Job, Workload
+from hdeeprm.env.steps import started, truncated as steps_truncated
 
 #: The start strategies whose reservation the named job gets (the first is the default).
 BACKFILLINGS: tuple[str, ...] = ("easy_backfilling", "conservative_backfilling")
@@ -201,9 +202,7 @@ class BackfillSlotEnv(gymnasium.Env):
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
             AgentError: ``action`` is not an integer in [0, K).
         """
-        ep = self.episode
-        if ep is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        ep = started(self.episode)
         slot = as_action(action, self.nb_slots)
         if not self._decision:   # the episode had no decision left
             return self._observe(), 0.0, True, False, self._info()
@@ -216,7 +215,7 @@ class BackfillSlotEnv(gymnasium.Env):
         self._decision = self._next_decision(stay=True)
         reward = float(self.reward_fn(ep.view))
         terminated = not self._decision
-        truncated = (not terminated) and self.max_steps is not None and self.steps >= self.max_steps
+        truncated = steps_truncated(terminated, self.steps, self.max_steps)
         return self._observe(), reward, terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:

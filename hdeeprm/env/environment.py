@@ -36,6 +36,7 @@ from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import apply_action
 from hdeeprm.workload.model import Workload
+from hdeeprm.env.steps import started, truncated as steps_truncated
 
 
 
@@ -289,16 +290,14 @@ class HDeepRMEnv(gymnasium.Env):
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
             AgentError: ``action`` is not an integer in [0, n).
         """
-        ep = self.episode
-        if ep is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        ep = started(self.episode)
         if not self._decision:  # the episode had no decision left (e.g. every job rejected)
             return self.observer(ep.view), 0.0, True, False, self._info()
         reward = apply_action(ep.manager, ep.view, action, self.reward_fn)
         self.steps += 1
         self._decision = ep.advance()
         terminated = not self._decision
-        truncated = (not terminated) and self.max_steps is not None and self.steps >= self.max_steps
+        truncated = steps_truncated(terminated, self.steps, self.max_steps)
         return self.observer(ep.view), reward, terminated, truncated, self._info()
 
     def _info(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
 from hdeeprm.run.loop import as_action
 from hdeeprm.workload.gpu_jobs import GpuJobs
+from hdeeprm.env.steps import started, truncated as steps_truncated
 
 #: Queued jobs the agent sees and may pick (RLScheduler's MAX_QUEUE_SIZE is 128 on CPU traces; GPU queues are
 #: shorter).
@@ -136,8 +137,7 @@ class GpuJobSlotEnv(gymnasium.Env):
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
             AgentError: ``action`` is not an integer in [0, K].
         """
-        if self.replay is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        started(self.replay)
         action = as_action(action, self.slots + 1)
         if self.done:
             return self._observe(), 0.0, True, False, self._info()
@@ -154,7 +154,7 @@ class GpuJobSlotEnv(gymnasium.Env):
         reward = -self._area / WAIT_UNIT / self._nb_jobs
         self._area = 0.0
         self.steps += 1
-        truncated = (not self.done) and self.max_steps is not None and self.steps >= self.max_steps
+        truncated = steps_truncated(self.done, self.steps, self.max_steps)
         if self.done and replay.manager.queue:   # cannot happen: a queued job fits the empty cluster
             raise AssertionError(f"GPU job-slot episode ended with jobs queued: {replay.manager.queue[:5]}")
         return self._observe(), float(reward), self.done, truncated, self._info(final=self.done or truncated)

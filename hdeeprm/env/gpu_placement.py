@@ -28,6 +28,7 @@ from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.loop import as_action
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
 from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
+from hdeeprm.env.steps import started, truncated as steps_truncated
 
 #: Per-GPU free-share columns of a node's features (the 8 GPUs of the largest openb and DGX nodes).
 DEFAULT_GPU_SLOTS = 8
@@ -209,8 +210,7 @@ class GpuPlacementEnv(gymnasium.Env):
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
             AgentError: ``action`` is not an integer in [0, N].
         """
-        if self.replay is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        started(self.replay)
         action = as_action(action, self.nb_nodes + 1)
         if self.done:
             return self._observe(), 0.0, True, False, self._info()
@@ -235,7 +235,7 @@ class GpuPlacementEnv(gymnasium.Env):
             raise AssertionError(f"GPU placement episode ended with jobs queued: {replay.manager.queue[:5]}")
         reward = gain - self.frag_weight * frag_gain - self.wait_weight * self._wait_area
         self.steps += 1
-        truncated = (not self.done) and self.max_steps is not None and self.steps >= self.max_steps
+        truncated = steps_truncated(self.done, self.steps, self.max_steps)
         return self._observe(), float(reward), self.done, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:

@@ -29,6 +29,7 @@ from hdeeprm.platform.openb import MILLI
 from hdeeprm.registry import Registry
 from hdeeprm.run.loop import as_action
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
+from hdeeprm.env.steps import started, truncated as steps_truncated
 
 #: Tasks -> scenario of :data:`~hdeeprm.env.gpu_scenarios.GPU_SCENARIOS` (load factor and cluster size grow).
 PROVISIONING_TASKS = {"easy": "easy-gen", "medium": "medium-gen", "hard": "hard-gen"}
@@ -204,8 +205,7 @@ class GpuProvisioningEnv(gymnasium.Env):
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
             AgentError: ``action`` is not 0, 1 or 2.
         """
-        if self.replay is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        started(self.replay)
         action = as_action(action, len(ACTIONS))
         if self.done:
             return self._observe(), 0.0, True, False, self._info()
@@ -242,7 +242,7 @@ class GpuProvisioningEnv(gymnasium.Env):
         self.steps += 1
         self.done = not replay.events_left and not replay.manager.queue
         reward = self._reward(cost, late, crossed)
-        truncated = (not self.done) and self.max_steps is not None and self.steps >= self.max_steps
+        truncated = steps_truncated(self.done, self.steps, self.max_steps)
         return self._observe(), float(reward), self.done, truncated, self._info(final=self.done or truncated)
 
     def _reward(self, cost: float, late: float, crossed: int) -> float:

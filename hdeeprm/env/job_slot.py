@@ -32,6 +32,7 @@ from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import as_action
 from hdeeprm.workload.model import Workload
+from hdeeprm.env.steps import started, truncated as steps_truncated
 
 #: Queued jobs shown to the agent (SchedGym's ``MAX_QUEUE_SIZE``).
 DEFAULT_NB_SLOTS = 128
@@ -194,9 +195,7 @@ class JobSlotEnv(gymnasium.Env):
             gymnasium.error.ResetNeeded: ``step`` before ``reset``.
             AgentError: ``action`` is not an integer in [0, K).
         """
-        ep = self.episode
-        if ep is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        ep = started(self.episode)
         slot = as_action(action, self.nb_slots)
         if not self._decision:  # the episode had no decision left (e.g. every job rejected)
             return self._observe(), 0.0, True, False, self._info()
@@ -214,7 +213,7 @@ class JobSlotEnv(gymnasium.Env):
         self.steps += 1
         self._decision = self._next_decision(due)
         terminated = not self._decision
-        truncated = (not terminated) and self.max_steps is not None and self.steps >= self.max_steps
+        truncated = steps_truncated(terminated, self.steps, self.max_steps)
         return self._observe(), reward, terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
