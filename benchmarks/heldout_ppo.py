@@ -101,12 +101,6 @@ def table(options, windows) -> dict[str, list[float]]:
     return out
 
 
-def label_parts(label: str) -> tuple[str, str]:
-    """``(ordering, strategy)`` of a heuristic label (``first-high_gflops+easy_backfilling``)."""
-    pair, _, strategy = label.partition("+")
-    return pair.split("-")[0], strategy or "head_of_line"
-
-
 def rollout(env: BackfillSlotEnv, scores, rng, greedy: bool):
     """One episode; (steps of (rows, action, logp, 0, reward, glob), mean bounded slowdown)."""
     obs, info = env.reset(seed=0)
@@ -178,10 +172,10 @@ class Setup:
         self.normalisers = (float(max(p[0], 1.0)), float(max(p[1], 1.0)))
         self.heuristics_train = table(self.options, self.train)
         self.best_train = min(self.heuristics_train, key=lambda k: np.mean(self.heuristics_train[k]))
-        ordering, strategy = label_parts(self.best_train)
-        self.ordering = ordering
+        self.reference = parse_policy_list([self.best_train])[0]   # hdeeprm-evaluate's own reading of the label
+        self.ordering = self.reference.job
+        strategy = self.reference.strategy
         self.backfilling = strategy if strategy in BACKFILLINGS else BACKFILLINGS[0]
-        self.reference = parse_policy_list([self.best_train])[0]
         self._envs: dict[tuple[int, int], BackfillSlotEnv] = {}
         self._ref: dict[tuple[int, int], float] = {}
 

@@ -81,7 +81,8 @@ def test_the_benchmarks_rollout_pays_minus_the_mean_bounded_slowdown_once(toy_hi
 @pytest.mark.parametrize("label, parts", [("first-high_gflops", ("first", "head_of_line")),
                                           ("largest-high_gflops+easy_backfilling", ("largest", "easy_backfilling"))])
 def test_heuristic_labels_split_into_ordering_and_strategy(label, parts):
-    assert heldout.label_parts(label) == parts
+    policy = heldout.parse_policy_list([label])[0]   # the parser the benchmark reads its heuristic's label with
+    assert (policy.job, policy.strategy) == parts
 
 
 def test_choose_samples_the_softmax_of_the_scores_takes_the_argmax_greedily_and_skips_a_lone_job():
