@@ -91,6 +91,15 @@ def classic_metrics(scenario: str, placement: str, ordering: str) -> dict[str, f
     return replay.metrics()
 
 
+#: Every classic placement x ordering pair the GPU tables compare with.
+PAIRS = [(p, o) for p in GPU_PLACEMENTS.names() for o in GPU_ORDERINGS.names()]
+
+
+def classic_pairs(scenario: str) -> dict[str, dict[str, float]]:
+    """Episode metrics of every pair of :data:`PAIRS` on ``scenario``, by ``"placement+ordering"``."""
+    return {f"{p}+{o}": classic_metrics(scenario, p, o) for p, o in PAIRS}
+
+
 class Selector:
     """Keeps the checkpoint whose deterministic policy scores best on the training scenarios."""
 
@@ -196,9 +205,8 @@ def placement(args) -> int:
     selector = Selector(lambda m: sum(placement_metrics(n, agent(m), args.seed, env.nb_nodes)["jct_mean"]
                                       for n in train_names) / len(train_names), higher_is_better=False)
     minutes = train(model, args.steps, args.eval_every, selector)
-    pairs = [(p, o) for p in GPU_PLACEMENTS.names() for o in GPU_ORDERINGS.names()]
     print(f"\nMaskablePPO on hdeeprm/GpuPlacement-v0, {args.steps} steps, seed {args.seed}, {minutes:.1f} CPU-minutes "
-          f"(training + selection on the train scenarios); classic: {len(pairs)} placement x ordering pairs")
+          f"(training + selection on the train scenarios); classic: {len(PAIRS)} placement x ordering pairs")
     print(f"{'held-out scenario':18s} {'agent JCT s':>11s} {'best pair by JCT':>30s} {'JCT s':>9s}  result  "
           f"{'agent alloc':>11s} {'best pair by allocation':>30s} {'alloc':>6s}  result")
     for s in scenarios("test"):
@@ -206,7 +214,7 @@ def placement(args) -> int:
             print(f"{s.name:18s} not run: {s.cluster().nb_nodes} nodes, the MLP sees {env.nb_nodes}")
             continue
         mine = placement_metrics(s.name, agent(model), args.seed, env.nb_nodes)
-        classic = {f"{p}+{o}": classic_metrics(s.name, p, o) for p, o in pairs}
+        classic = classic_pairs(s.name)
         by_jct = min(classic, key=lambda k: classic[k]["jct_mean"])
         by_alloc = max(classic, key=lambda k: classic[k]["gpu_allocation_rate"])
         print(f"{s.name:18s} {mine['jct_mean']:11.0f} {by_jct:>30s} {classic[by_jct]['jct_mean']:9.0f}  "
@@ -225,11 +233,10 @@ def headroom(args) -> int:
     schedule's mean JCT is below the best pair's mean JCT minus its mean queueing delay, and the gain of any
     agent is at most ``queueing_delay_mean / jct_mean`` of the best pair.
     """
-    pairs = [(p, o) for p in GPU_PLACEMENTS.names() for o in GPU_ORDERINGS.names()]
     print(f"{'held-out scenario':18s} {'best pair by JCT':>30s} {'JCT s':>9s} {'delay s':>8s} {'max gain':>8s}")
     gains = []
     for s in scenarios("test"):
-        classic = {f"{p}+{o}": classic_metrics(s.name, p, o) for p, o in pairs}
+        classic = classic_pairs(s.name)
         best = min(classic, key=lambda k: classic[k]["jct_mean"])
         m = classic[best]
         gains.append(m["queueing_delay_mean"] / m["jct_mean"])
