@@ -1,0 +1,107 @@
+"""Benchmark: speed-up of ``hdeeprm-sweep -j N`` and ``hdeeprm-evaluate -j N`` over one worker, whole process.
+
+Usage (from the repository root)::
+
+    python benchmarks/bench_scale_out.py sweep --workers 1 12            # 12 cells: 12 policy pairs, SDSC-SP2 on Gaia
+    python benchmarks/bench_scale_out.py evaluate --workers 1 12         # 100 runs: 10 windows x 10 policies
+    python benchmarks/bench_scale_out.py sweep evaluate --workers 1 2 --nb-jobs 5000   # a 2-core machine
+
+``sweep``: ``hdeeprm-sweep`` on ``examples/sdsc_sp2_gaia_first_high_gflops.json`` (the SDSC-SP2 trace on
+UniLu Gaia, ``--nb-jobs`` jobs, 0 = all 54,044) crossed with the first ``--cells`` policy pairs
+(job orderings x core selections, in the registries' order), every cell a whole ``hdeeprm-launch``
+with all its outputs. ``evaluate``: ``hdeeprm-evaluate`` on ``examples/evaluation/sdsc_sp2_gaia.json`` with
+``--windows`` windows of 1,024 jobs (all of them, ``--on all``) x ``--policies`` policy pairs.
+
+Each is run once per ``--workers`` value as a fresh process (``python -m hdeeprm.cli.sweep ... -j N``),
+the wall time measured around the whole process: start-up, imports, the workers' start (each imports
+once and stays up for every cell or window: :func:`hdeeprm.run.pool.worker_map`), the runs, the summary.
+Printed, per value: the wall time, the speed-up over the first value (``--workers``' first, 1 by default)
+and the parallel efficiency, speed-up / (N / first); the issue's target is an efficiency >= 0.6 with N
+workers on N free cores. The machine's CPU count and load average are printed first: the figures mean
+something only with N free cores. Timing is measured here, never asserted in tests.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
+SWEEP_OPTIONS = ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json"
+EVALUATE_OPTIONS = ROOT / "examples" / "evaluation" / "sdsc_sp2_gaia.json"
+
+
+def policy_pairs(nb: int) -> list[str]:
+    """The first ``nb`` policy pairs ``ordering-core_selection``, orderings varying slowest (the registries' order)."""
+    from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
+
+    pairs = [f"{job}-{core}" for job in JOB_POLICIES for core in CORE_POLICIES]
+    if nb > len(pairs):
+        raise SystemExit(f"at most {len(pairs)} policy pairs, got {nb}")
+    return pairs[:nb]
+
+
+def sweep_command(workers: int, outdir: str, args: argparse.Namespace) -> list[str]:
+    """The ``hdeeprm-sweep`` command line of one measurement."""
+    return [sys.executable, "-m", "hdeeprm.cli.sweep", str(SWEEP_OPTIONS), "-q", "-o", outdir, "-j", str(workers),
+            "-g", "policy_pair=" + ",".join(policy_pairs(args.cells)), "-g", f"nb_jobs={args.nb_jobs}"]
+
+
+def evaluate_command(workers: int, outdir: str, args: argparse.Namespace) -> list[str]:
+    """The ``hdeeprm-evaluate`` command line of one measurement."""
+    return [sys.executable, "-m", "hdeeprm.cli.evaluate", str(EVALUATE_OPTIONS), "-q", "-o", outdir,
+            "-j", str(workers), "-n", str(args.windows), "--on", "all", "-p", *policy_pairs(args.policies)]
+
+
+COMMANDS = {"sweep": sweep_command, "evaluate": evaluate_command}
+
+
+def wall_seconds(command: list[str]) -> float:
+    """Wall seconds of ``command`` run to its end (its output discarded; a failure stops the benchmark)."""
+    start = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return wall
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the figures."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", nargs="+", choices=tuple(COMMANDS), help="which command to scale out")
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                   help="worker counts, the first the reference (default 1 2)")
+    p.add_argument("--cells", type=int, default=12, help="sweep: policy pairs crossed (default 12)")
+    p.add_argument("--nb-jobs", type=int, default=0, help="sweep: jobs of the trace per cell (default 0 = all)")
+    p.add_argument("--windows", type=int, default=10, help="evaluate: windows (default 10)")
+    p.add_argument("--policies", type=int, default=10, help="evaluate: policy pairs (default 10)")
+    args = p.parse_args(argv)
+    if min(args.workers) < 1:
+        p.error("--workers must be >= 1")
+    print(f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    for what in args.what:
+        size = (f"{args.cells} cells, {args.nb_jobs or 'all'} jobs each" if what == "sweep" else
+                f"{args.windows * args.policies} runs: {args.windows} windows x {args.policies} policies")
+        reference = None
+        for workers in args.workers:
+            with tempfile.TemporaryDirectory(prefix="bench-scale-out-") as outdir:
+                wall = wall_seconds(COMMANDS[what](workers, outdir, args))
+            if reference is None:
+                reference = (workers, wall)
+            speed_up = reference[1] / wall
+            efficiency = speed_up / (workers / reference[0])
+            print(f"{what} ({size}), {workers} workers: {wall:.2f} s, speed-up {speed_up:.2f} x "
+                  f"{reference[0]} worker(s), efficiency {efficiency:.2f} (target >= 0.6); load average "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
