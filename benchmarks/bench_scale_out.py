@@ -49,7 +49,8 @@ def policy_pairs(nb: int) -> list[str]:
 def sweep_command(workers: int, outdir: str, args: argparse.Namespace) -> list[str]:
     """The ``hdeeprm-sweep`` command line of one measurement."""
     return [sys.executable, "-m", "hdeeprm.cli.sweep", str(SWEEP_OPTIONS), "-q", "-o", outdir, "-j", str(workers),
-            "-g", "policy_pair=" + ",".join(policy_pairs(args.cells)), "-g", f"nb_jobs={args.nb_jobs}"]
+            "-g", "policy_pair=" + ",".join(policy_pairs(args.cells)),
+            *(("-g", f"nb_jobs={args.nb_jobs}") if args.nb_jobs else ())]
 
 
 def evaluate_command(workers: int, outdir: str, args: argparse.Namespace) -> list[str]:

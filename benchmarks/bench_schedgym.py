@@ -11,7 +11,7 @@ machine's 128 processors with uniformly random *valid* actions (a queued job tha
 both), and count steps per second over ``--seconds`` of wall time, resets included: SchedGym's ``reset``
 draws a window start and schedules the window with its comparison heuristics, HDeepRM's converts the window's
 jobs and builds its environment, then runs it to the first decision. Each side reads its trace and builds its
-platform once, untimed (SchedGym's ``my_init``; HDeepRM's :class:`~hdeeprm.env.windows.TraceWindows`).
+platform once, untimed (SchedGym's ``my_init``; HDeepRM's :class:`~hdeeprm.config.trace_windows.TraceWindows`).
 HDeepRM runs its default model on ``examples/evaluation/sdsc_sp2_128.json``: ``parallel_homogeneous`` jobs,
 HDeepRM's contention model (pstate switches), the options' objective as the reward of every step.
 
@@ -94,7 +94,7 @@ def hdeeprm_steps(seconds: float, seed: int) -> tuple[int, int, float]:
     from hdeeprm.config.build import build_platform
     from hdeeprm.config.options import load_options
     from hdeeprm.env.job_slot import JobSlotEnv
-    from hdeeprm.env.windows import TraceWindows
+    from hdeeprm.config.trace_windows import TraceWindows
 
     options = load_options(OPTIONS)
     hierarchy = build_platform(options)   # built once, as SchedGym builds its cluster once (not timed)

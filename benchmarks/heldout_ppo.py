@@ -73,7 +73,8 @@ from hdeeprm.config.options import load_options
 from hdeeprm.decision.observation import NORMALISER_PERCENTILE, job_quantities
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.env.backfill_slot import BACKFILL_SLOT_FEATURES, BACKFILLINGS, BackfillSlotEnv
-from hdeeprm.run.evaluate import Window, WindowRunner, evaluate, parse_policy_list, plan
+from hdeeprm.run.evaluate import Window, WindowRunner, evaluate, plan
+from hdeeprm.run.policies import parse_policy_list
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))

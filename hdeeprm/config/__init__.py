@@ -2,5 +2,6 @@
 
 :class:`~hdeeprm.config.options.Options` holds every default once;
 :mod:`hdeeprm.config.build` turns options into the platform, the workload
-and the agent.
+and the agent; :mod:`hdeeprm.config.trace_windows` reads an SWF trace once and
+converts any window of it as :func:`~hdeeprm.config.build.build_workload` would.
 """

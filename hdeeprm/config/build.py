@@ -104,7 +104,7 @@ def build_workload(options: Options, hierarchy: ResourceHierarchy, custom_worklo
 def swf_conversion(options: Options, hierarchy: ResourceHierarchy) -> dict:
     """The SWF conversion arguments a run's options and platform set (all but ``nb_jobs`` and ``first_job``).
 
-    What :func:`build_workload` and the trace windows of :mod:`hdeeprm.env.windows` give
+    What :func:`build_workload` and the trace windows of :mod:`hdeeprm.config.trace_windows` give
     :func:`~hdeeprm.workload.convert.swf_to_workload` / ``records_to_workload``.
 
     Returns:

@@ -22,6 +22,4 @@ The other modules:
 * :mod:`~hdeeprm.env.steps`: Two rules every HDeepRM environment's ``step`` follows: a reset comes first, and
   ``max_steps`` truncates.
 * :mod:`~hdeeprm.env.vector`: A vector environment that runs several sub-environments in each worker process.
-* :mod:`~hdeeprm.env.windows`: Windows of one SWF trace, read once: the workload of any window without reading
-  the trace again.
 """

@@ -19,6 +19,8 @@ The other modules:
   GPU, evaluation, sweep).
 * :mod:`~hdeeprm.run.placement`: Placement-only GPU experiments: the ATC'23 protocol (Weng et al., Fig. 9(a))
   on a :class:`GpuCluster`.
+* :mod:`~hdeeprm.run.policies`: The policies of ``hdeeprm-evaluate``: policy pairs with a start strategy, and
+  learning agents.
 * :mod:`~hdeeprm.run.pool`: Worker processes for ``hdeeprm-evaluate -j`` and ``hdeeprm-sweep -j``, stopped
   cleanly by Ctrl-C.
 * :mod:`~hdeeprm.run.session`: The session contract: advance -> decide -> apply -> reward, over a read-only

@@ -19,7 +19,7 @@ Here:
 * **Split**: with the same seed, ``round(test_fraction x nb_windows)`` windows
   are drawn as test windows, the others are training windows; learning agents
   train on the latter (:func:`train_agent`) and are compared on the former.
-* **Policies** (:func:`parse_policies`): a policy pair ``ordering-core_selection``
+* **Policies** (:func:`hdeeprm.run.policies.parse_policies`): a policy pair ``ordering-core_selection``
   with an optional start strategy, ``first-high_gflops+easy_backfilling``; comma
   lists give every combination, ``first,shortest-high_gflops+head_of_line,easy_backfilling``;
   a learning agent ``agent.py[:model.pt][+strategy]``, run greedily (``run``
@@ -35,24 +35,23 @@ aggregated by :mod:`hdeeprm.outputs.evaluation`.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import product
 from pathlib import Path
 
 import numpy as np
 
 from hdeeprm.config.build import build_platform, build_workload, check_learning, load_agent
 from hdeeprm.config.options import Options
-from hdeeprm.decision.actions import action_index, parse_policy_pair
+from hdeeprm.config.trace_windows import TraceWindows
+from hdeeprm.decision.actions import action_index
 from hdeeprm.decision.contention import make_contention_model
-from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.evaluation import EVALUATION_METRICS
 from hdeeprm.files import check_output_folder, lock_folder
 from hdeeprm.run.episode import run_episode
 from hdeeprm.run.launch import agent_inputs, end_episode, prepare_agent, seeded_torch
+from hdeeprm.run.policies import Policy, parse_policies, parse_policy_list
 from hdeeprm.run.pool import worker_map
 from hdeeprm.workload.model import Workload
 
@@ -66,112 +65,10 @@ DEFAULT_TEST_FRACTION = 0.5
 SPLITS: tuple[str, ...] = ("test", "train", "all")
 #: The windows compared on by default.
 DEFAULT_SPLIT = "test"
+#: What the summary after the runs imports (plots): the parent imports it while its workers run.
+SUMMARY_MODULES: tuple[str, ...] = ("matplotlib.pyplot",)
 #: Keys of a per-window result besides the metrics summary's.
 ROW_KEYS: tuple[str, ...] = ("policy", "window", "split", "first_job")
-
-_AGENT_SPEC = re.compile(r"(?P<agent>.+?\.py)(?::(?P<model>[^+]+))?(?:\+(?P<strategy>[^+]+))?")
-
-
-@dataclass(frozen=True)
-class Policy:
-    """One policy of an evaluation.
-
-    Attributes:
-        label: Name in the table: ``job-core`` or ``agent.py[:model.pt]``, plus
-            ``+strategy`` when the strategy is not the default (``head_of_line``).
-        strategy: Start strategy, a name of :data:`~hdeeprm.decision.strategies.START_STRATEGIES`.
-        job: Job ordering (policy pairs), else None.
-        core: Core selection (policy pairs), else None.
-        agent: Agent file (learning agents), else None.
-        model: Checkpoint loaded into the agent, or None (an untrained agent).
-    """
-
-    label: str
-    strategy: str
-    job: str | None = None
-    core: str | None = None
-    agent: str | None = None
-    model: str | None = None
-
-
-def _names(text: str, what: str, spec: str) -> list[str]:
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise OptionsError(f"policy '{spec}' has an empty {what} name")
-    return names
-
-
-def parse_policies(spec: str, default_strategy: str = DEFAULT_START_STRATEGY) -> list[Policy]:
-    """The policies of one command-line spec (see the module docstring for the forms).
-
-    Args:
-        spec: ``ordering-core[+strategy]`` (comma lists allowed in each part) or
-            ``agent.py[:model.pt][+strategy]``.
-        default_strategy: Start strategy when the spec names none (the options').
-
-    Returns:
-        One policy, or every combination of the comma lists (orderings, then core
-        selections, then strategies vary slowest to fastest).
-
-    Raises:
-        OptionsError: an unknown name (with the valid ones and the closest), a
-            malformed spec, or a missing agent or model file; the message quotes the spec.
-    """
-    agent = _AGENT_SPEC.fullmatch(spec.strip())
-    if agent:
-        strategy = agent["strategy"] or default_strategy
-        _check_strategy(strategy, spec)
-        for what, path in (("agent file", agent["agent"]), ("model file", agent["model"])):
-            if path is not None and not Path(path).is_file():
-                raise OptionsError(f"policy '{spec}': {what} not found ({path})")
-        label = _label(agent["agent"] + (f":{agent['model']}" if agent["model"] else ""), strategy)
-        return [Policy(label=label, strategy=strategy, agent=agent["agent"], model=agent["model"])]
-    pairs, plus, strategies = spec.strip().partition("+")
-    jobs_text, dash, cores_text = pairs.partition("-")
-    if not dash or "+" in strategies or (plus and not strategies):
-        raise OptionsError(f"policy '{spec}' must be 'ordering-core_selection[+start_strategy]' "
-                           f"(e.g. 'first-high_gflops+easy_backfilling') or 'agent.py[:model.pt][+start_strategy]'")
-    names = _names(strategies, "start strategy", spec) if plus else [default_strategy]
-    out = []
-    for job, core, strategy in product(_names(jobs_text, "ordering", spec), _names(cores_text, "core selection", spec),
-                                       names):
-        try:
-            parse_policy_pair(f"{job}-{core}")
-        except OptionsError as exc:
-            raise OptionsError(f"policy '{spec}': {exc}") from None
-        _check_strategy(strategy, spec)
-        out.append(Policy(label=_label(f"{job}-{core}", strategy), strategy=strategy, job=job, core=core))
-    return out
-
-
-def _label(name: str, strategy: str) -> str:
-    """``name``, with ``+strategy`` when the strategy is not the default."""
-    return name if strategy == DEFAULT_START_STRATEGY else f"{name}+{strategy}"
-
-
-def _check_strategy(name: str, spec: str) -> None:
-    try:
-        START_STRATEGIES.check(name)
-    except OptionsError as exc:
-        raise OptionsError(f"policy '{spec}': {exc}") from None
-
-
-def parse_policy_list(specs: Sequence[str], default_strategy: str = DEFAULT_START_STRATEGY) -> list[Policy]:
-    """All policies of several specs, in order (see :func:`parse_policies`).
-
-    Raises:
-        OptionsError: no spec, a bad spec, or one policy given twice.
-    """
-    if not specs:
-        raise OptionsError("no policy to evaluate: give at least one, e.g. -p first-high_gflops")
-    out: list[Policy] = []
-    for spec in specs:
-        for policy in parse_policies(spec, default_strategy):
-            if any(p.label == policy.label for p in out):
-                raise OptionsError(f"policy '{policy.label}' is given twice")
-            out.append(policy)
-    return out
-
 
 @dataclass(frozen=True)
 class Window:
@@ -306,7 +203,10 @@ def plan(options: Options, *, nb_windows: int = DEFAULT_NB_WINDOWS, length: int 
 
 
 class WindowRunner:
-    """Runs policies on windows, converting each window and loading each agent once.
+    """Runs policies on windows, reading the trace and converting each window and loading each agent once.
+
+    The trace is parsed once per process (:class:`~hdeeprm.config.trace_windows.TraceWindows`), not once per
+    window: a window late in a long trace would otherwise read most of it again, in every worker.
 
     Args:
         options: The base options.
@@ -315,6 +215,7 @@ class WindowRunner:
     def __init__(self, options: Options) -> None:
         self.options = options
         self.hierarchy = build_platform(options)
+        self._trace: TraceWindows | None = None
         self._workloads: dict[tuple[int, int], Workload] = {}
         self._agents: dict[str, type] = {}
 
@@ -322,7 +223,12 @@ class WindowRunner:
         """The window's jobs, converted as ``hdeeprm-launch`` converts them (cached)."""
         key = (window.first_job, window.nb_jobs)
         if key not in self._workloads:
-            self._workloads[key] = build_workload(window_options(self.options, window), self.hierarchy)
+            if self.options.gpu_jobs is not None:   # CPU and GPU jobs merged: the run's own conversion
+                self._workloads[key] = build_workload(window_options(self.options, window), self.hierarchy)
+            else:
+                if self._trace is None:
+                    self._trace = TraceWindows(self.options, self.hierarchy)
+                self._workloads[key] = self._trace.workload(window.first_job, window.nb_jobs)
         return self._workloads[key]
 
     def agent_class(self, options: Options, path: str | None) -> type:
@@ -402,9 +308,10 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
                 runner = WindowRunner(options)
                 results: Iterator[dict] = (runner.run(*task) for task in tasks)
             else:   # spawn: workers start clean (no copy of a parent's torch threads or caches)
-                # with a window per worker or more, a window's runs go to one worker: it converts it once
-                chunk = len(policies) if len(windows) >= jobs else 1
-                results = stack.enter_context(worker_map(_run_task, tasks, jobs, _init_worker, (options,), chunk))
+                # one run per task: the best balance; a worker reads the trace once and converts a window in
+                # milliseconds (WindowRunner), so grouping a window's runs on one worker saves nothing
+                results = stack.enter_context(worker_map(_run_task, tasks, jobs, _init_worker, (options,),
+                                                         preload=SUMMARY_MODULES))
             rows = []
             for row in results:
                 rows.append(row)

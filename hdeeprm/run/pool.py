@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import signal
-from collections.abc import Callable, Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any
@@ -47,10 +49,17 @@ def _call(fn: Callable[[Any], Any], task: Any) -> Any:
         _in_task = False
 
 
+def _import_all(names: tuple[str, ...]) -> None:
+    """Import ``names``, ignoring those that are not installed."""
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 @contextlib.contextmanager
 def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
                initializer: Callable[..., None] | None = None, initargs: tuple = (),
-               chunksize: int = 1) -> Iterator[Iterator[Any]]:
+               chunksize: int = 1, preload: Sequence[str] = ()) -> Iterator[Iterator[Any]]:
     """Map ``fn`` over ``tasks`` on ``jobs`` spawned worker processes; results in task order.
 
     Args:
@@ -61,6 +70,9 @@ def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
             what it builds, and the imports, are paid once per worker).
         chunksize: Consecutive tasks sent to one worker together (>= 1): tasks that share what a worker
             caches (e.g. the runs of one window, whose conversion the worker keeps) then share it.
+        preload: Modules the parent imports in a background thread while it waits on the workers: what it
+            needs after them (the summary's ``matplotlib.pyplot``) is then ready, not imported on the critical
+            path after the last task (one missing is left to the code that needs it to report).
 
     Yields:
         The results, in the order of ``tasks``, as they come.
@@ -71,6 +83,8 @@ def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
     """
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init,
                                initargs=(initializer, initargs))
+    if preload:
+        threading.Thread(target=_import_all, args=(tuple(preload),), name="worker_map-preload", daemon=True).start()
     try:
         yield pool.map(functools.partial(_call, fn), tasks, chunksize=chunksize)
     except BaseException:

@@ -59,6 +59,8 @@ BACKENDS: tuple[str, ...] = ("processes", "ray")
 DEFAULT_BACKEND = "processes"
 #: Names of the summary table (CSV and Parquet) and of its plot, written into the sweep's output folder.
 SUMMARY_FILE, PARQUET_FILE, PLOT_FILE = "summary.csv", "summary.parquet", "summary.png"
+#: What the summary after the cells imports (plot, Parquet): the parent imports it while its workers run.
+SUMMARY_MODULES: tuple[str, ...] = ("matplotlib.pyplot", "pyarrow", "pyarrow.parquet")
 #: File of a cell's folder with its wall time and error, written by :func:`run_cell`.
 CELL_FILE = "sweep_cell.json"
 #: Columns of a summary row before the overrides and the metrics.
@@ -253,7 +255,7 @@ def _processes(tasks: list[tuple[Options, str]], jobs: int) -> Iterator[Iterator
     if jobs == 1:
         yield (run_cell(*task) for task in tasks)
         return
-    with worker_map(_run_task, tasks, jobs) as results:
+    with worker_map(_run_task, tasks, jobs, preload=SUMMARY_MODULES) as results:
         yield results
 
 

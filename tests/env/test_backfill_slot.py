@@ -40,7 +40,8 @@ def sdsc_windows(shared):
     ("largest", "easy_backfilling", False), ("first", "conservative_backfilling", True)])
 def test_naming_an_orderings_head_replays_that_ordering_with_backfilling(sdsc_windows, ordering, backfilling,
                                                                          commit):
-    from hdeeprm.run.evaluate import evaluate, parse_policy_list
+    from hdeeprm.run.evaluate import evaluate
+    from hdeeprm.run.policies import parse_policy_list
 
     options, runner, windows = sdsc_windows
     for window in windows:

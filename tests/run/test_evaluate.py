@@ -10,8 +10,9 @@ from hdeeprm.cli.launch import main as launch_main
 from hdeeprm.config.options import load_options, parse_options
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.evaluation import EVALUATION_METRICS, aggregate, spread
-from hdeeprm.run.evaluate import (Window, WindowRunner, evaluate, make_windows, parse_policies, parse_policy_list,
-                                  plan, run_evaluation, train_agent, window_options)
+from hdeeprm.run.evaluate import (Window, WindowRunner, evaluate, make_windows, plan, run_evaluation, train_agent,
+                                  window_options)
+from hdeeprm.run.policies import parse_policies, parse_policy_list
 from hdeeprm.run.launch import launch
 
 ROOT = Path(__file__).resolve().parents[2]

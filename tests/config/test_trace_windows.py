@@ -6,7 +6,7 @@ import pytest
 from hdeeprm.config.build import build_platform, build_workload
 from hdeeprm.config.options import QUICKSTART_PLATFORM, QUICKSTART_WORKLOAD, Options
 from hdeeprm.env.job_slot import JobSlotEnv
-from hdeeprm.env.windows import TraceWindows
+from hdeeprm.config.trace_windows import TraceWindows
 from hdeeprm.errors import OptionsError
 
 from tests.toy import ROOT, TOY_OPTIONS
