@@ -161,11 +161,11 @@ class CoreSelector:
         masked = np.where(avail > 0, score, -np.inf)
         taken = np.empty(job.res, dtype=np.int64)
         for k in range(job.res):
-            g = int(np.argmax(masked))
+            g = int(masked.argmax())
             if masked[g] == -np.inf:
                 return None
             start = int(first[g])
-            core = start + int(np.argmax(cand[start:start + int(count[g])]))
+            core = start + int(cand[start:start + int(count[g])].argmax())
             taken[k] = core
             cand[core] = False
             score[g] -= cost
