@@ -7,11 +7,13 @@ Usage (from the repository root)::
 
 Both environments replay windows of 256 consecutive SDSC-SP2 jobs (RLScheduler's ``JOB_SEQUENCE_SIZE``) on the
 machine's 128 processors with uniformly random *valid* actions (a queued job that is shown: RLScheduler's
-``pairs`` with a job, HDeepRM's ``action_mask``), drawn in advance of nothing (the draw is part of the loop in
-both), and count steps per second over ``--seconds`` of wall time, resets included: SchedGym's ``reset``
-draws a window start and schedules the window with its comparison heuristics, HDeepRM's converts the window's
-jobs and builds its environment, then runs it to the first decision. Each side reads its trace and builds its
-platform once, untimed (SchedGym's ``my_init``; HDeepRM's :class:`~hdeeprm.config.trace_windows.TraceWindows`).
+``pairs`` with a job, HDeepRM's ``action_mask``), drawn in the loop on both sides by the same cheap draw
+(:func:`pick`, Python's ``random``: NumPy's ``Generator.choice`` cost about 10 µs a step, a harness cost
+that belongs to neither environment), and count steps per second over ``--seconds`` of wall time, resets
+included: SchedGym's ``reset`` draws a window start and schedules the window with its comparison
+heuristics, HDeepRM's converts the window's jobs and builds its environment, then runs it to the first
+decision. Each side reads its trace and builds its platform once, untimed (SchedGym's ``my_init``;
+HDeepRM's :class:`~hdeeprm.config.trace_windows.TraceWindows`).
 HDeepRM runs its default model on ``examples/evaluation/sdsc_sp2_128.json``: ``parallel_homogeneous`` jobs,
 HDeepRM's contention model (pstate switches), the options' objective as the reward of every step.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -64,6 +67,11 @@ def _stand_ins() -> None:
         sys.modules["tensorflow"] = types.ModuleType("tensorflow")
 
 
+def pick(draw: random.Random, candidates):
+    """A uniformly random element of ``candidates`` (a non-empty sequence), the same draw for both environments."""
+    return candidates[int(draw.random() * len(candidates))]
+
+
 def schedgym_steps(checkout: Path, trace: Path, seconds: float, seed: int) -> tuple[int, int, float]:
     """Random valid steps of SchedGym for ``seconds``: (steps, episodes started, wall seconds)."""
     _stand_ins()
@@ -74,14 +82,14 @@ def schedgym_steps(checkout: Path, trace: Path, seconds: float, seed: int) -> tu
                            build_sjf=False)
     env.seed(seed)
     env.my_init(workload_file=str(trace))
-    rng = np.random.default_rng(seed)
+    draw = random.Random(seed)
     steps = episodes = 0
     start = time.perf_counter()
     env.reset()
     episodes += 1
     while time.perf_counter() - start < seconds:
         valid = [k for k, pair in enumerate(env.pairs) if pair[0]]
-        done = env.step(int(rng.choice(valid)) if valid else 0)[2]
+        done = env.step(pick(draw, valid) if valid else 0)[2]
         steps += 1
         if done:
             env.reset()
@@ -100,7 +108,7 @@ def hdeeprm_steps(seconds: float, seed: int) -> tuple[int, int, float]:
     hierarchy = build_platform(options)   # built once, as SchedGym builds its cluster once (not timed)
     windows = TraceWindows(options, hierarchy)   # the trace read once, as SchedGym's my_init (not timed)
     nb_usable = len(windows.workload().jobs)
-    rng = np.random.default_rng(seed)
+    rng, draw = np.random.default_rng(seed), random.Random(seed)
     steps = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
@@ -111,7 +119,7 @@ def hdeeprm_steps(seconds: float, seed: int) -> tuple[int, int, float]:
         episodes += 1
         done = False
         while not done and time.perf_counter() - start < seconds:
-            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            action = int(pick(draw, np.flatnonzero(info["action_mask"])))
             _, _, terminated, truncated, info = env.step(action)
             steps += 1
             done = terminated or truncated
