@@ -512,24 +512,24 @@ class Engine(EventKernel):
         state = self.state[i]
         if state is _SUCCESS:
             return 1.0
-        start = self.start_time[i]
-        if start != start:  # never started
+        running = state is _RUNNING   # a running job has started: its start time is not read
+        if not running and self.start_time[i] != self.start_time[i]:  # never started
             return 0.0
         if self._is_ph[i]:
             cpu = job.profile.cpu
             if cpu <= 0:
                 return 1.0
             left = self._remaining[i]
-            if state is _RUNNING:
+            if running:
                 left -= self._rate[i] * (self.now - self._last[i])
             done = 1.0 - left / cpu
         else:
             delay = job.profile.delay
             if delay <= 0:
                 return 1.0
-            end = self.now if state is _RUNNING else self.finish_time[i]
-            done = float(end - start) / delay
-        return min(1.0, max(0.0, done))
+            end = self.now if running else self.finish_time[i]
+            done = float(end - self.start_time[i]) / delay
+        return 1.0 if done > 1.0 else done if done > 0.0 else 0.0   # min(1, max(0, done)), NaN as 0
 
     @property
     def nb_hosts(self) -> int:
