@@ -69,6 +69,10 @@ class CoreSelector:
         self._fastest = _unless_identity(np.lexsort((idx, -np.asarray(h.core_speed))))
         self._frugal = _unless_identity(np.lexsort((idx, np.asarray(h.core_power))))
         self._policies = {name: getattr(self, CORE_SELECTIONS[name]) for name in CORE_SELECTIONS}
+        # Whether every node (True) / processor (False) holds one core, core c in group c (e.g. KTH-SP2's
+        # 100 single-core nodes): the dynamic policies then reduce to one sort (see _dynamic).
+        self._single = {by_node: np.array_equal(groups, idx)
+                        for by_node, groups in ((True, h.core_node), (False, h.core_processor))}
 
     def select(self, job: Job, policy: str, within: np.ndarray | None = None) -> np.ndarray | None:
         """Cores for ``job`` under ``policy``, or None when it does not fit now.
@@ -147,6 +151,10 @@ class CoreSelector:
         # Groups (nodes or processors) hold contiguous cores; the best group is re-chosen after
         # every core since taking one lowers its score (free memory or remaining bandwidth).
         st, h = self.resources, self.resources.hierarchy
+        if self._single[by_node]:
+            taken = self._by_score(job, cand, by_node)
+            if taken is not False:
+                return taken
         cand = cand.copy()
         if by_node:
             group_of_core, first, count = h.core_node, h.node_first_core, h.node_n_cores
@@ -185,6 +193,34 @@ class CoreSelector:
                         avail[procs] = 0
                         masked[procs] = -np.inf
         return taken
+
+
+    def _by_score(self, job: Job, cand: np.ndarray, by_node: bool):
+        """:meth:`_dynamic` when each group is one core: the candidates by descending score, ties by core id.
+
+        Taking a group's one core exhausts it, so the loop's re-chosen best group is the next in that
+        order, and the node's memory cap never excludes a core before it is taken. The loop stops at a
+        score of -inf; NaN scores (argmax's order, not a sort's) are left to the loop.
+
+        Returns:
+            The cores, None when fewer than ``job.res`` candidates score above -inf, or False (NaN: use the loop).
+        """
+        st, h = self.resources, self.resources.hierarchy
+        if job.res <= 0:
+            return False
+        cores = np.flatnonzero(cand)
+        if cores.size < job.res:
+            return None
+        if by_node:
+            score = st.node_free_mem.take(cores)
+        else:
+            score = np.asarray(h.processor_mem_bw, dtype=np.float64).take(cores) - st.processor_used_bw.take(cores)
+        if np.isnan(score).any():
+            return False
+        picked = np.argsort(-score, kind="stable")[:job.res]
+        if score[picked[-1]] == -np.inf:
+            return None
+        return cores.take(picked)
 
 
 def _unless_identity(order: np.ndarray) -> np.ndarray | None:

@@ -95,3 +95,42 @@ def test_job_policies_sort_stably_by_their_key():
 
 def test_rank_in_group():
     assert _rank_in_group(np.array([3, 1, 3, 3, 1])).tolist() == [0, 0, 1, 2, 1]
+
+
+def test_high_mem_on_single_core_nodes_takes_the_most_free_memory_first_ties_by_core():
+    from pathlib import Path
+    from hdeeprm.platform import load_platform
+
+    h = load_platform(Path(__file__).resolve().parents[2] / "platforms" / "kth_sp2.json")   # 100 one-core nodes
+    state = ResourceState(h)
+    sel = CoreSelector(state, np.random.default_rng(0))
+    state.node_free_mem[:] = 100.0
+    state.node_free_mem[[7, 3, 50]] = [300.0, 300.0, 200.0]
+    state.core_free[3] = False
+    assert sel.select(job(0, 4, mem_bw=0.0), "high_mem").tolist() == [7, 50, 0, 1]
+    state.processor_used_bw[:] = 5.0
+    state.processor_used_bw[[0, 2, 4]] = 0.0   # the most bandwidth left first, ties by core id
+    assert sel.select(job(0, 4, mem_bw=1.0), "high_mem_bw").tolist() == [0, 2, 4, 1]
+
+
+def test_dynamic_policies_on_single_core_groups_pick_as_the_per_core_rule():
+    # The sort used when every node and processor holds one core (KTH-SP2) against the general loop that
+    # re-chooses the best group after every core, on random states (ties, memory caps, too few candidates).
+    from pathlib import Path
+    from hdeeprm.platform import load_platform
+
+    h = load_platform(Path(__file__).resolve().parents[2] / "platforms" / "kth_sp2.json")
+    state = ResourceState(h)
+    fast, loop = CoreSelector(state, np.random.default_rng(0)), CoreSelector(state, np.random.default_rng(0))
+    loop._single = {True: False, False: False}
+    assert fast._single == {True: True, False: True}
+    rng = np.random.default_rng(1)
+    for _ in range(2000):
+        state.node_free_mem[:] = rng.choice([0.0, 100.0, 200.0, rng.random() * 500], size=h.nb_nodes)
+        state.processor_used_bw[:] = rng.choice([0.0, 1.0, rng.random() * 5], size=h.nb_processors)
+        cand = rng.random(h.nb_cores) < rng.random()
+        j = job(0, int(rng.integers(1, 12)), mem=float(rng.choice([0.0, 50.0])), mem_bw=float(rng.choice([0.0, 1.0])))
+        cap = None if j.mem == 0 else rng.integers(0, 3, size=h.nb_nodes)
+        for by_node in (True, False):
+            a, b = fast._dynamic(j, cand, cap, by_node=by_node), loop._dynamic(j, cand, cap, by_node=by_node)
+            assert (a is None and b is None) or a.tolist() == b.tolist()
