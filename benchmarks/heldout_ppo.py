@@ -167,7 +167,7 @@ class Setup:
         self.plan = plan(self.options, nb_windows=NB_WINDOWS, length=LENGTH, test_fraction=TEST_FRACTION)
         self.train = self.plan.selected("train")
         self.test = self.plan.selected("test")
-        self.runner = WindowRunner(self.options)
+        self.runner = WindowRunner(self.options, self.plan.trace)
         q = np.concatenate([job_quantities(self.runner.workload(w)) for w in self.train])
         p = np.percentile(q[:, :2], NORMALISER_PERCENTILE, axis=0)
         self.normalisers = (float(max(p[0], 1.0)), float(max(p[1], 1.0)))

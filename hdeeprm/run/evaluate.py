@@ -154,6 +154,8 @@ class Plan:
 
     Attributes:
         options: The base options (trace, platform, seed, conversion, agent settings).
+        trace: The trace read once, each window converted from it (None with a ``gpu_jobs`` block); pass it
+            to :func:`evaluate` and :func:`train_agent`, which then do not read the trace again.
         span: The converted span of the trace the windows are cut from (its report
             counts the records skipped).
         windows: Every window drawn, in trace order.
@@ -162,6 +164,7 @@ class Plan:
     options: Options
     span: Workload
     windows: list[Window]
+    trace: TraceWindows | None = None
 
     def selected(self, split: str) -> list[Window]:
         """The windows of ``split`` (one of :data:`SPLITS`).
@@ -196,10 +199,15 @@ def plan(options: Options, *, nb_windows: int = DEFAULT_NB_WINDOWS, length: int 
     if path.endswith(".json"):
         raise OptionsError(f"hdeeprm-evaluate cuts windows out of an SWF trace (.swf, .swf.gz), got the "
                            f"Batsim JSON workload {path}: give the trace it was converted from", path=options.source)
-    span = build_workload(options, build_platform(options))
+    hierarchy = build_platform(options)
+    if options.gpu_jobs is not None:   # CPU and GPU jobs merged: the run's own conversion
+        trace, span = None, build_workload(options, hierarchy)
+    else:
+        trace = TraceWindows(options, hierarchy)
+        span = trace.workload(options.first_job, options.nb_jobs)   # = build_workload(options, hierarchy)
     windows = make_windows(len(span.jobs), nb_windows, length, seed=options.seed, test_fraction=test_fraction,
                            offset=options.first_job)
-    return Plan(options=options, span=span, windows=windows)
+    return Plan(options=options, span=span, windows=windows, trace=trace)
 
 
 class WindowRunner:
@@ -210,12 +218,13 @@ class WindowRunner:
 
     Args:
         options: The base options.
+        trace: The options' trace already read (:attr:`Plan.trace`), or None: read at the first window.
     """
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, trace: TraceWindows | None = None) -> None:
         self.options = options
         self.hierarchy = build_platform(options)
-        self._trace: TraceWindows | None = None
+        self._trace = trace
         self._workloads: dict[tuple[int, int], Workload] = {}
         self._agents: dict[str, type] = {}
 
@@ -274,7 +283,7 @@ def _run_task(task: tuple[Window, Policy]) -> dict:
 
 
 def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Window], *, jobs: int = 1,
-             progress: bool = False) -> list[dict]:
+             progress: bool = False, trace: TraceWindows | None = None) -> list[dict]:
     """Run every policy on every window.
 
     Args:
@@ -284,6 +293,8 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
         jobs: Processes to spread the runs over (1 = in this process); the values
             do not depend on it.
         progress: Show a progress bar (tqdm) of the runs.
+        trace: The options' trace already read (:attr:`Plan.trace`), used in this process (``jobs`` 1);
+            worker processes read it once each, in parallel.
 
     Returns:
         One row per (window, policy), windows in order and policies in order within
@@ -305,7 +316,7 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
     try:
         with contextlib.ExitStack() as stack:
             if jobs == 1:
-                runner = WindowRunner(options)
+                runner = WindowRunner(options, trace)
                 results: Iterator[dict] = (runner.run(*task) for task in tasks)
             else:   # spawn: workers start clean (no copy of a parent's torch threads or caches)
                 # one run per task: the best balance; a worker reads the trace once and converts a window in
@@ -324,7 +335,8 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
 
 
 def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *, episodes: int,
-                outmodel: str | Path, inmodel: str | None = None, progress: bool = False) -> list[dict]:
+                outmodel: str | Path, inmodel: str | None = None, progress: bool = False,
+                trace: TraceWindows | None = None) -> list[dict]:
     """Train a learning agent on training windows, one episode per window, and save it.
 
     The training windows are visited in a fresh random order (seeded) on every
@@ -341,6 +353,7 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
         outmodel: Checkpoint written (atomically) at the end.
         inmodel: Checkpoint to start from, or None.
         progress: Show a progress bar of the episodes.
+        trace: The options' trace already read (:attr:`Plan.trace`), or None: read here.
 
     Returns:
         One row per episode: ``episode``, ``window``, ``first_job``, ``decisions`` (the agent's decisions so far,
@@ -357,7 +370,7 @@ def train_agent(options: Options, agent_path: str, windows: Sequence[Window], *,
     if episodes < 1:
         raise OptionsError(f"the training episodes must be >= 1, got {episodes}")
     options = options.replace(run="train")
-    runner = WindowRunner(options)
+    runner = WindowRunner(options, trace)
     cls = runner.agent_class(options, agent_path)
     check_learning(cls, agent_path)
     rng = np.random.default_rng(options.seed)
@@ -487,11 +500,11 @@ def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, se
     if train:
         outmodel = str(outmodel or outdir / "model.pt")
         training = train_agent(options, train, the_plan.windows, episodes=train_episodes, outmodel=outmodel,
-                               inmodel=inmodel, progress=not quiet)
+                               inmodel=inmodel, progress=not quiet, trace=the_plan.trace)
         write_csv(outdir / "training.csv", training)
         plot_training(training, outdir / "training.png")
         policies = [*policies, *parse_policies(f"{train}:{outmodel}", options.start_strategy)]
-    rows = evaluate(options, policies, selected, jobs=jobs, progress=not quiet)
+    rows = evaluate(options, policies, selected, jobs=jobs, progress=not quiet, trace=the_plan.trace)
     labels = [p.label for p in policies]
     summary = aggregate(rows, labels)
     write_csv(outdir / "windows.csv", rows)
