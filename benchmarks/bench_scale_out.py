@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
 SWEEP_OPTIONS = ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json"
 EVALUATE_OPTIONS = ROOT / "examples" / "evaluation" / "sdsc_sp2_gaia.json"
+#: Seconds an interrupted command gets to stop its workers before it is killed.
+STOP_TIMEOUT = 15.0
 
 
 def policy_pairs(nb: int) -> list[str]:
@@ -63,13 +66,33 @@ COMMANDS = {"sweep": sweep_command, "evaluate": evaluate_command}
 
 
 def wall_seconds(command: list[str]) -> float:
-    """Wall seconds of ``command`` run to its end (its output discarded; a failure stops the benchmark)."""
+    """Wall seconds of ``command`` run to its end (its output discarded; a failure stops the benchmark).
+
+    When the benchmark is stopped (Ctrl-C, or SIGTERM as ``timeout`` sends it), the command gets SIGTERM
+    (the command-line tools then stop their workers; SIGINT would not reach a command started from a shell
+    that ignores it) before the benchmark exits, so no sweep or evaluation runs on behind it and loads the
+    next measurement.
+    """
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT) as child:
+        try:
+            _, err = child.communicate()
+        except BaseException:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                child.kill()
+            raise
     wall = time.perf_counter() - start
-    if done.returncode:
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    if child.returncode:
+        raise SystemExit(f"{' '.join(command)} failed ({child.returncode}): {err.strip()[-2000:]}")
     return wall
+
+
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM: stop as Ctrl-C does (the running command is interrupted too, see :func:`wall_seconds`)."""
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--windows", type=int, default=10, help="evaluate: windows (default 10)")
     p.add_argument("--policies", type=int, default=10, help="evaluate: policy pairs (default 10)")
     args = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
     if min(args.workers) < 1:
         p.error("--workers must be >= 1")
     print(f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "

@@ -5,7 +5,8 @@
 flushed; hdeeprm-check and the next run report the dead run; orphaned temporary files removed);
 (c) a full disk is ``No space left on device: <file>``, exit 2, run.json failed, no partial output
 (on a real 32 KiB tmpfs in a private mount namespace where ``unshare`` allows it, else skipped; and
-with a simulated ENOSPC everywhere); (d) Ctrl-C at any moment of any command is ``interrupted``, 130.
+with a simulated ENOSPC everywhere); (d) Ctrl-C at any moment of any command is ``interrupted``, 130;
+(e) SIGTERM takes Ctrl-C's clean stop and is ``terminated``, 143.
 """
 from __future__ import annotations
 
@@ -307,6 +308,69 @@ def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert (proc.returncode, err) == (130, "hdeeprm-evaluate: interrupted\n")
     assert not (out / ".hdeeprm.lock").exists()
+
+
+def _children(pid: int) -> list[int]:
+    done = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in done.stdout.split()]
+
+
+def _gone(pids: list[int], timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_sigterm_to_a_parallel_evaluation_stops_it_and_its_workers(tmp_path):
+    """SIGTERM (kill, timeout, a batch system at the time limit) to the parent alone: the interrupt's clean
+    stop, said as ``terminated`` with exit 143; the folder unlocked and no worker left running."""
+    out = tmp_path / "ev"
+    proc = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.evaluate", str(QUICKSTART), "-p",
+                             "random,first,shortest,smallest,low_mem,low_mem_bw-random,high_gflops,high_cores,high_mem,"
+                             "high_mem_bw,low_power",
+                             "-n", "5", "-l", "100", "--on", "all", "-j", "2", "-q", "-o", str(out)],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait(lambda: (out / ".hdeeprm.lock").exists(), proc)
+        time.sleep(1.0)   # the workers are running windows (180 runs: tens of seconds)
+        workers = _children(proc.pid)
+        assert workers
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, err) == (143, "hdeeprm-evaluate: terminated\n")
+    assert not (out / ".hdeeprm.lock").exists()
+    assert _gone(workers)
+
+
+def test_sigterm_to_a_training_run_marks_it_interrupted(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.launch", str(AGENTS / "reinforce.py"),
+                             str(TOY_OPTIONS), "-nr", "1000000", "-om", str(out / "model.pt"), "-q", "-o", str(out)],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(lambda: (out / "run.json").is_file() and _status(out).get("episodes_completed", 0) >= 2, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143
+    assert err.splitlines()[-1] == "hdeeprm-launch: terminated"
+    assert _status(out)["status"] == "interrupted"
 
 
 def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path):

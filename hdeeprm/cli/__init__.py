@@ -1,7 +1,8 @@
 """HDeepRM's console scripts, one module each.
 
 Every command's ``main`` is wrapped by :func:`command` (Ctrl-C at any moment, argument parsing
-included, ends with ``prog: interrupted`` and exit 130) and runs its work through :func:`guarded`
+included, ends with ``prog: interrupted`` and exit 130; SIGTERM takes the same path and ends with
+``prog: terminated`` and exit 143) and runs its work through :func:`guarded`
 (errors become one line and an exit code). Importing this package also makes an interrupt that
 no ``main`` could catch (while the interpreter imports a command, or after ``main`` returned) end
 with ``interrupted`` instead of a traceback (:func:`_interrupt_hook`).
@@ -38,6 +39,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from hdeeprm.errors import AgentError, HDeepRMError, InputError
+from hdeeprm.run import stop
 
 #: Exit code of bad input (an :class:`~hdeeprm.errors.InputError`, an unreadable file), as argparse's.
 EXIT_BAD_INPUT = 2
@@ -78,7 +80,8 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         The exit code: ``action``'s, :data:`EXIT_BAD_INPUT` (2) for bad input (an
         :class:`InputError` or an unreadable file), :data:`EXIT_AGENT` (3) for an
         :class:`AgentError` (its message first, then the agent's own frames when it raised),
-        ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted.
+        ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted
+        (:data:`~hdeeprm.run.stop.EXIT_TERMINATED`, 143, by SIGTERM).
     """
     logger = logging.getLogger("hdeeprm")
     handler, propagate = _StderrHandler(prog), logger.propagate
@@ -103,8 +106,7 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         print(f"{prog}: error: {what}{where}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(prog)
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
@@ -148,10 +150,16 @@ def add_library_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _interrupted(prog: str) -> int:
-    """Say that ``prog`` was interrupted (a second Ctrl-C while saying it is ignored); return 130."""
+    """Say that ``prog`` was interrupted (a second Ctrl-C while saying it is ignored); return its exit code.
+
+    Returns:
+        :data:`EXIT_INTERRUPTED` (130) after Ctrl-C, :data:`~hdeeprm.run.stop.EXIT_TERMINATED` (143) after
+        SIGTERM (``prog: terminated``).
+    """
+    sigterm = stop.terminated()
     with contextlib.suppress(KeyboardInterrupt, OSError):
-        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
-    return EXIT_INTERRUPTED
+        print(f"{prog}: {'terminated' if sigterm else 'interrupted'}", file=sys.stderr, flush=True)
+    return stop.EXIT_TERMINATED if sigterm else EXIT_INTERRUPTED
 
 
 def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
@@ -162,7 +170,9 @@ def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     a first interrupt) ends with ``prog: interrupted`` on stderr and exit code
     :data:`EXIT_INTERRUPTED` (130).
 
-    Called without ``argv`` (a console script: the process ends with ``main``), SIGINT is
+    Called without ``argv`` (a console script: the process ends with ``main``), SIGTERM takes
+    the same path (:func:`hdeeprm.run.stop.on_sigterm`: the workers stopped, the run's folder
+    marked interrupted), ending with ``prog: terminated`` and exit code 143; and SIGINT is
     ignored once ``main`` has returned, so that a Ctrl-C while the interpreter shuts down
     does not kill the process silently with the work done.
 
@@ -175,14 +185,18 @@ def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     def decorate(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
         def wrapped(argv: Sequence[str] | None = None) -> int:
+            whole_process = argv is None and threading.current_thread() is threading.main_thread()
             try:
+                if whole_process:
+                    signal.signal(signal.SIGTERM, stop.on_sigterm)
                 code = main(argv)
             except KeyboardInterrupt:
                 code = _interrupted(prog)
-            if argv is None and threading.current_thread() is threading.main_thread():
+            if whole_process:
                 # the process's own command line: it ends now, and a Ctrl-C while the interpreter shuts
                 # down (its SIGINT handler reset) would kill it silently; the work is done, so ignore it
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)   # the work is done: a SIGTERM now just ends it
             return code
         return wrapped
     return decorate

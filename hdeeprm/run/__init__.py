@@ -27,6 +27,7 @@ The other modules:
   view (``Episode`` and ``GpuReplay`` implement it; ``drive`` is the plain loop).
 * :mod:`~hdeeprm.run.rlscheduler`: RLScheduler's evaluation protocol: its replay of a window, its metrics, its
   table.
+* :mod:`~hdeeprm.run.stop`: Stopping a command cleanly: Ctrl-C (SIGINT) and SIGTERM take one path.
 * :mod:`~hdeeprm.run.sweep`: What ``hdeeprm-sweep`` does, as a library: a grid of ``hdeeprm-launch`` runs and
   one summary table.
 """

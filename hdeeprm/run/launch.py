@@ -11,9 +11,7 @@ import json
 import logging
 import math
 import numbers
-import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -32,6 +30,7 @@ from hdeeprm.run.episode import run_episode
 from hdeeprm.run.lifecycle import (FAILED, INTERRUPTED, RUNNING, RunResult,
                                    claim_outdir, end_failed, progress_bar, write_run_info)
 from hdeeprm.run.loop import Observer, RewardFn, agent_failed, method_location
+from hdeeprm.run.stop import deferred
 from hdeeprm.simulation.kernel import warn_split_risks
 from hdeeprm.workload.model import Workload
 
@@ -222,29 +221,6 @@ def seeded_torch(seed: int) -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def _uninterrupted() -> Iterator[None]:
-    """Defer Ctrl-C (SIGINT) to the end of the block.
-
-    The agent's update of an episode and the record of that episode (metrics, logs,
-    preferences) are thus never split by an interrupt.
-
-    Outside the main thread, or when the application handles SIGINT itself, nothing is deferred.
-    """
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-        yield
-        return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught:
-        raise KeyboardInterrupt
-
-
 def _seed_torch(seed: int) -> None:
     """Seed torch's generator when torch is loaded (agents that use it draw from it)."""
     if "torch" in sys.modules:
@@ -338,7 +314,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                                              reward=reward, progress=bar,
                                              model=make_contention_model(options.contention),
                                              stream_to=outdir if last else None, gpus=gpus)
-            with _uninterrupted():   # an episode's update and its record stay together
+            with deferred():   # an episode's update and its record stay together
                 probs = getattr(agent, "probs", None)
                 if probs:
                     mean = np.mean(np.asarray(probs, dtype=np.float64), axis=0)

@@ -22,10 +22,16 @@ from typing import Any
 #: Seconds the parent waits for interrupted workers to end before killing them.
 STOP_TIMEOUT = 10.0
 _in_task = False
+_stopping = False
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
-    """A worker's SIGTERM: interrupt the running task, or end an idle worker quietly."""
+    """A worker's SIGTERM: interrupt the running task, or end an idle worker quietly.
+
+    The worker then starts no other task (the pool may have queued some to it already).
+    """
+    global _stopping
+    _stopping = True
     if _in_task:
         raise KeyboardInterrupt
     os._exit(130)
@@ -42,6 +48,8 @@ def _init(initializer: Callable[..., None] | None, initargs: tuple) -> None:
 def _call(fn: Callable[[Any], Any], task: Any) -> Any:
     """Run one task, SIGTERM interrupting it."""
     global _in_task
+    if _stopping:   # told to stop while a task ran: the tasks queued after it are not started
+        os._exit(130)
     _in_task = True
     try:
         return fn(task)
