@@ -371,6 +371,7 @@ def test_sigterm_to_a_training_run_marks_it_interrupted(tmp_path):
     assert proc.returncode == 143
     assert err.splitlines()[-1] == "hdeeprm-launch: terminated"
     assert _status(out)["status"] == "interrupted"
+    assert (out / "model.pt").is_file()   # saved on the way out, as on Ctrl-C
 
 
 def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path):
