@@ -48,6 +48,8 @@ EXIT_BAD_INPUT = 2
 EXIT_AGENT = 3
 #: Exit code of an interrupted command (128 + SIGINT, as shells report Ctrl-C).
 EXIT_INTERRUPTED = 130
+#: Exit code of a command stopped by SIGTERM (128 + SIGTERM, as shells report it).
+EXIT_TERMINATED = 143
 
 
 class _StderrHandler(logging.Handler):
@@ -81,7 +83,7 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         :class:`InputError` or an unreadable file), :data:`EXIT_AGENT` (3) for an
         :class:`AgentError` (its message first, then the agent's own frames when it raised),
         ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted
-        (:data:`~hdeeprm.run.stop.EXIT_TERMINATED`, 143, by SIGTERM).
+        (:data:`EXIT_TERMINATED`, 143, by SIGTERM).
     """
     logger = logging.getLogger("hdeeprm")
     handler, propagate = _StderrHandler(prog), logger.propagate
@@ -153,13 +155,13 @@ def _interrupted(prog: str) -> int:
     """Say that ``prog`` was interrupted (a second Ctrl-C while saying it is ignored); return its exit code.
 
     Returns:
-        :data:`EXIT_INTERRUPTED` (130) after Ctrl-C, :data:`~hdeeprm.run.stop.EXIT_TERMINATED` (143) after
+        :data:`EXIT_INTERRUPTED` (130) after Ctrl-C, :data:`EXIT_TERMINATED` (143) after
         SIGTERM (``prog: terminated``).
     """
     sigterm = stop.terminated()
     with contextlib.suppress(KeyboardInterrupt, OSError):
         print(f"{prog}: {'terminated' if sigterm else 'interrupted'}", file=sys.stderr, flush=True)
-    return stop.EXIT_TERMINATED if sigterm else EXIT_INTERRUPTED
+    return EXIT_TERMINATED if sigterm else EXIT_INTERRUPTED
 
 
 def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:

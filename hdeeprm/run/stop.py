@@ -6,7 +6,7 @@ https://slurm.schedmd.com/scancel.html), which by default ends Python at once: a
 stays marked running, an evaluation's or a sweep's lock stays behind. The command-line front
 ends install :func:`on_sigterm`, so SIGTERM raises :class:`KeyboardInterrupt` too and takes the
 interrupt's path (worker pools stop their workers, a run marks its folder interrupted); the
-command then says ``prog: terminated`` and exits 143 (128 + SIGTERM, as shells report it).
+command then says ``prog: terminated`` and exits 143 (:data:`hdeeprm.cli.EXIT_TERMINATED`).
 :func:`deferred` holds both signals back over a block that an interrupt must not split.
 """
 from __future__ import annotations
@@ -16,8 +16,6 @@ import signal
 import threading
 from collections.abc import Iterator
 
-#: Exit code of a command stopped by SIGTERM (128 + 15, as shells report it).
-EXIT_TERMINATED = 128 + signal.SIGTERM
 _stopped_by: dict[str, bool] = {"sigterm": False}
 
 
