@@ -52,7 +52,7 @@ from hdeeprm.files import check_output_folder, lock_folder
 from hdeeprm.run.episode import run_episode
 from hdeeprm.run.launch import agent_inputs, end_episode, prepare_agent, seeded_torch
 from hdeeprm.run.policies import Policy, parse_policies, parse_policy_list
-from hdeeprm.run.pool import worker_map
+from hdeeprm.run.pool import WorkerPool, worker_pool
 from hdeeprm.workload.model import Workload
 
 #: Windows drawn by default.
@@ -213,17 +213,21 @@ def plan(options: Options, *, nb_windows: int = DEFAULT_NB_WINDOWS, length: int 
 class WindowRunner:
     """Runs policies on windows, reading the trace and converting each window and loading each agent once.
 
-    The trace is parsed once per process (:class:`~hdeeprm.config.trace_windows.TraceWindows`), not once per
-    window: a window late in a long trace would otherwise read most of it again, in every worker.
+    The trace is parsed once per process (:class:`~hdeeprm.config.trace_windows.TraceWindows`), when the runner
+    is made (a worker's start), not once per window: a window late in a long trace would otherwise read most of
+    it again, in every worker.
 
     Args:
         options: The base options.
-        trace: The options' trace already read (:attr:`Plan.trace`), or None: read at the first window.
+        trace: The options' trace already read (:attr:`Plan.trace`), or None: read here (not with a ``gpu_jobs``
+            block, whose windows are converted as a run converts them).
     """
 
     def __init__(self, options: Options, trace: TraceWindows | None = None) -> None:
         self.options = options
         self.hierarchy = build_platform(options)
+        if trace is None and options.gpu_jobs is None:
+            trace = TraceWindows(options, self.hierarchy)
         self._trace = trace
         self._workloads: dict[tuple[int, int], Workload] = {}
         self._agents: dict[str, type] = {}
@@ -232,11 +236,9 @@ class WindowRunner:
         """The window's jobs, converted as ``hdeeprm-launch`` converts them (cached)."""
         key = (window.first_job, window.nb_jobs)
         if key not in self._workloads:
-            if self.options.gpu_jobs is not None:   # CPU and GPU jobs merged: the run's own conversion
+            if self._trace is None:   # CPU and GPU jobs merged: the run's own conversion
                 self._workloads[key] = build_workload(window_options(self.options, window), self.hierarchy)
             else:
-                if self._trace is None:
-                    self._trace = TraceWindows(self.options, self.hierarchy)
                 self._workloads[key] = self._trace.workload(window.first_job, window.nb_jobs)
         return self._workloads[key]
 
@@ -282,8 +284,33 @@ def _run_task(task: tuple[Window, Policy]) -> dict:
     return _WORKER.run(*task)
 
 
+def _check_jobs(jobs: int) -> None:
+    if jobs < 1:
+        raise OptionsError(f"the number of processes must be >= 1, got {jobs}")
+
+
+@contextlib.contextmanager
+def evaluation_workers(options: Options, jobs: int) -> Iterator[WorkerPool | None]:
+    """``jobs`` worker processes started now for :func:`evaluate` on ``options`` (None for ``jobs`` 1).
+
+    Spawned: the workers start clean (no copy of a parent's torch threads or caches).
+
+    Made before the plan, they import and read the trace while this process plans (see
+    :func:`~hdeeprm.run.pool.worker_pool`).
+
+    Raises:
+        OptionsError: ``jobs`` < 1.
+    """
+    _check_jobs(jobs)
+    if jobs == 1:
+        yield None
+        return
+    with worker_pool(jobs, _init_worker, (options,), preload=SUMMARY_MODULES) as pool:
+        yield pool
+
+
 def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Window], *, jobs: int = 1,
-             progress: bool = False, trace: TraceWindows | None = None) -> list[dict]:
+             progress: bool = False, trace: TraceWindows | None = None, pool: WorkerPool | None = None) -> list[dict]:
     """Run every policy on every window.
 
     Args:
@@ -295,6 +322,7 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
         progress: Show a progress bar (tqdm) of the runs.
         trace: The options' trace already read (:attr:`Plan.trace`), used in this process (``jobs`` 1);
             worker processes read it once each, in parallel.
+        pool: Workers already started for ``options`` (:func:`evaluation_workers`), used instead of ``jobs``.
 
     Returns:
         One row per (window, policy), windows in order and policies in order within
@@ -305,8 +333,7 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
         OptionsError: ``jobs`` < 1.
         HDeepRMError: any invalid input or misbehaving agent.
     """
-    if jobs < 1:
-        raise OptionsError(f"the number of processes must be >= 1, got {jobs}")
+    _check_jobs(jobs)
     tasks = [(w, p) for w in windows for p in policies]
     bar = None
     if progress:
@@ -315,14 +342,14 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
         bar = progress_bar(len(tasks), "run", "hdeeprm-evaluate")
     try:
         with contextlib.ExitStack() as stack:
-            if jobs == 1:
+            if pool is None:
+                pool = stack.enter_context(evaluation_workers(options, jobs))
+            if pool is None:
                 runner = WindowRunner(options, trace)
                 results: Iterator[dict] = (runner.run(*task) for task in tasks)
-            else:   # spawn: workers start clean (no copy of a parent's torch threads or caches)
-                # one run per task: the best balance; a worker reads the trace once and converts a window in
-                # milliseconds (WindowRunner), so grouping a window's runs on one worker saves nothing
-                results = stack.enter_context(worker_map(_run_task, tasks, jobs, _init_worker, (options,),
-                                                         preload=SUMMARY_MODULES))
+            else:   # one run per task: the best balance; a worker reads the trace once and converts a window
+                # in milliseconds (WindowRunner), so grouping a window's runs on one worker saves nothing
+                results = pool.map(_run_task, tasks)
             rows = []
             for row in results:
                 rows.append(row)
@@ -479,17 +506,20 @@ def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = 
         check_learning(load_agent(options.replace(run="train"), train), train)
         if outmodel:
             check_writable(outmodel)
-    the_plan = plan(options, nb_windows=nb_windows, length=length, test_fraction=test_fraction)
-    selected = the_plan.selected(split)
-    outdir = Path(outdir)
-    with lock_folder(outdir):
-        return _run_evaluation(options, policies, the_plan, selected, outdir, nb_windows=nb_windows, length=length,
-                               test_fraction=test_fraction, split=split, jobs=jobs, train=train,
-                               train_episodes=train_episodes, inmodel=inmodel, outmodel=outmodel, quiet=quiet)
+    with evaluation_workers(options, jobs) as pool:   # they start while the trace is planned here
+        the_plan = plan(options, nb_windows=nb_windows, length=length, test_fraction=test_fraction)
+        selected = the_plan.selected(split)
+        outdir = Path(outdir)
+        with lock_folder(outdir):
+            return _run_evaluation(options, policies, the_plan, selected, outdir, nb_windows=nb_windows,
+                                   length=length, test_fraction=test_fraction, split=split, jobs=jobs, pool=pool,
+                                   train=train, train_episodes=train_episodes, inmodel=inmodel, outmodel=outmodel,
+                                   quiet=quiet)
 
 
 def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, selected: list[Window], outdir: Path,
-                    *, nb_windows: int, length: int, test_fraction: float, split: str, jobs: int, train: str | None,
+                    *, nb_windows: int, length: int, test_fraction: float, split: str, jobs: int,
+                    pool: WorkerPool | None, train: str | None,
                     train_episodes: int, inmodel: str | None, outmodel: str | None,
                     quiet: bool) -> EvaluationResult:
     """:func:`run_evaluation` once the inputs are checked and ``outdir`` locked."""
@@ -504,7 +534,7 @@ def _run_evaluation(options: Options, policies: list[Policy], the_plan: Plan, se
         write_csv(outdir / "training.csv", training)
         plot_training(training, outdir / "training.png")
         policies = [*policies, *parse_policies(f"{train}:{outmodel}", options.start_strategy)]
-    rows = evaluate(options, policies, selected, jobs=jobs, progress=not quiet, trace=the_plan.trace)
+    rows = evaluate(options, policies, selected, jobs=jobs, progress=not quiet, trace=the_plan.trace, pool=pool)
     labels = [p.label for p in policies]
     summary = aggregate(rows, labels)
     write_csv(outdir / "windows.csv", rows)

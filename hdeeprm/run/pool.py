@@ -64,40 +64,67 @@ def _import_all(names: tuple[str, ...]) -> None:
             importlib.import_module(name)
 
 
-@contextlib.contextmanager
-def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
-               initializer: Callable[..., None] | None = None, initargs: tuple = (),
-               chunksize: int = 1, preload: Sequence[str] = ()) -> Iterator[Iterator[Any]]:
-    """Map ``fn`` over ``tasks`` on ``jobs`` spawned worker processes; results in task order.
+def _started() -> None:
+    """A no-op task: submitting one per worker starts them all at once."""
+
+
+class WorkerPool:
+    """Worker processes that are up (see :func:`worker_pool`); :meth:`map` gives them tasks.
 
     Args:
-        fn: A module-level function of one task (pickled to the workers).
-        tasks: The tasks (picklable).
+        executor: The started process pool.
+    """
+
+    def __init__(self, executor: ProcessPoolExecutor) -> None:
+        self._executor = executor
+
+    def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any], chunksize: int = 1) -> Iterator[Any]:
+        """Map ``fn`` over ``tasks`` on the workers; results in task order, as they come.
+
+        Args:
+            fn: A module-level function of one task (pickled to the workers).
+            tasks: The tasks (picklable).
+            chunksize: Consecutive tasks sent to one worker together (>= 1): tasks that share what a worker
+                caches then share it.
+        """
+        return self._executor.map(functools.partial(_call, fn), tasks, chunksize=chunksize)
+
+
+@contextlib.contextmanager
+def worker_pool(jobs: int, initializer: Callable[..., None] | None = None, initargs: tuple = (),
+                preload: Sequence[str] = ()) -> Iterator[WorkerPool]:
+    """``jobs`` spawned worker processes, all started at once, for the block.
+
+    The workers start when the pool is made, not at the first task: their start (an interpreter, the
+    imports, ``initializer``) runs while the caller prepares the tasks (e.g. an evaluation's plan).
+
+    Args:
         jobs: Worker processes (>= 1).
         initializer, initargs: Run once in each worker at its start (the workers stay up for every task:
             what it builds, and the imports, are paid once per worker).
-        chunksize: Consecutive tasks sent to one worker together (>= 1): tasks that share what a worker
-            caches (e.g. the runs of one window, whose conversion the worker keeps) then share it.
         preload: Modules the parent imports in a background thread while it waits on the workers: what it
             needs after them (the summary's ``matplotlib.pyplot``) is then ready, not imported on the critical
             path after the last task (one missing is left to the code that needs it to report).
 
     Yields:
-        The results, in the order of ``tasks``, as they come.
+        The :class:`WorkerPool`.
 
     When the block raises (Ctrl-C in the parent included), the tasks not started are cancelled and
     the workers are stopped (SIGTERM, then SIGKILL after :data:`STOP_TIMEOUT` s) before the
     exception goes on.
     """
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init,
-                               initargs=(initializer, initargs))
-    if preload:
-        threading.Thread(target=_import_all, args=(tuple(preload),), name="worker_map-preload", daemon=True).start()
+    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init,
+                                   initargs=(initializer, initargs))
     try:
-        yield pool.map(functools.partial(_call, fn), tasks, chunksize=chunksize)
+        for _ in range(jobs):   # each submit starts one worker while none is idle
+            executor.submit(_started)
+        if preload:
+            threading.Thread(target=_import_all, args=(tuple(preload),), name="worker_pool-preload",
+                             daemon=True).start()
+        yield WorkerPool(executor)
     except BaseException:
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             with contextlib.suppress(Exception):
                 process.terminate()
@@ -107,4 +134,19 @@ def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
                 if process.is_alive():
                     process.kill()
         raise
-    pool.shutdown()
+    executor.shutdown()
+
+
+@contextlib.contextmanager
+def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
+               initializer: Callable[..., None] | None = None, initargs: tuple = (),
+               chunksize: int = 1, preload: Sequence[str] = ()) -> Iterator[Iterator[Any]]:
+    """Map ``fn`` over ``tasks`` on ``jobs`` spawned worker processes; results in task order.
+
+    :func:`worker_pool` and :meth:`WorkerPool.map` in one step (same arguments, same stop on an interrupt).
+
+    Yields:
+        The results, in the order of ``tasks``, as they come.
+    """
+    with worker_pool(jobs, initializer, initargs, preload) as pool:
+        yield pool.map(fn, tasks, chunksize)
