@@ -290,26 +290,6 @@ def test_every_console_script_is_wrapped():
         assert main.__wrapped__ and main.__module__ == module, prog
 
 
-def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path):
-    """A terminal's Ctrl-C reaches the workers too: still one line, exit 130, no worker traceback."""
-    out = tmp_path / "ev"
-    proc = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.evaluate", str(QUICKSTART), "-p",
-                             "random,first,shortest,smallest,low_mem,low_mem_bw-random,high_gflops,high_cores,high_mem,"
-                             "high_mem_bw,low_power",
-                             "-n", "5", "-l", "100", "--on", "all", "-j", "2", "-q", "-o", str(out)],
-                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _wait(lambda: (out / ".hdeeprm.lock").exists(), proc)
-        time.sleep(1.0)   # the workers are running windows (180 runs: tens of seconds)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, err) == (130, "hdeeprm-evaluate: interrupted\n")
-    assert not (out / ".hdeeprm.lock").exists()
-
-
 def _children(pid: int) -> list[int]:
     done = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
     return [int(p) for p in done.stdout.split()]
@@ -331,10 +311,11 @@ def _gone(pids: list[int], timeout: float = 20.0) -> bool:
     return False
 
 
-def test_sigterm_to_a_parallel_evaluation_stops_it_and_its_workers(tmp_path):
-    """SIGTERM (kill, timeout, a batch system at the time limit) to the parent alone: the interrupt's clean
-    stop, said as ``terminated`` with exit 143; the folder unlocked and no worker left running."""
-    out = tmp_path / "ev"
+def _stopped_parallel_evaluation(out, stop) -> tuple[int, str, list[int]]:
+    """A 2-worker evaluation (180 runs: tens of seconds) stopped by ``stop(proc)`` while its workers run windows.
+
+    Returns its exit code, its standard error and its child processes just before the stop.
+    """
     proc = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.evaluate", str(QUICKSTART), "-p",
                              "random,first,shortest,smallest,low_mem,low_mem_bw-random,high_gflops,high_cores,high_mem,"
                              "high_mem_bw,low_power",
@@ -342,15 +323,31 @@ def test_sigterm_to_a_parallel_evaluation_stops_it_and_its_workers(tmp_path):
                             env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _wait(lambda: (out / ".hdeeprm.lock").exists(), proc)
-        time.sleep(1.0)   # the workers are running windows (180 runs: tens of seconds)
-        workers = _children(proc.pid)
-        assert workers
-        proc.send_signal(signal.SIGTERM)
+        time.sleep(1.0)
+        children = _children(proc.pid)
+        stop(proc)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, err) == (143, "hdeeprm-evaluate: terminated\n")
+    return proc.returncode, err, children
+
+
+def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path):
+    """A terminal's Ctrl-C reaches the workers too: still one line, exit 130, no worker traceback."""
+    out = tmp_path / "ev"
+    code, err, _ = _stopped_parallel_evaluation(out, lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    assert (code, err) == (130, "hdeeprm-evaluate: interrupted\n")
+    assert not (out / ".hdeeprm.lock").exists()
+
+
+def test_sigterm_to_a_parallel_evaluation_stops_it_and_its_workers(tmp_path):
+    """SIGTERM (kill, timeout, a batch system at the time limit) to the parent alone: the interrupt's clean
+    stop, said as ``terminated`` with exit 143; the folder unlocked and no worker left running."""
+    out = tmp_path / "ev"
+    code, err, workers = _stopped_parallel_evaluation(out, lambda proc: proc.send_signal(signal.SIGTERM))
+    assert workers
+    assert (code, err) == (143, "hdeeprm-evaluate: terminated\n")
     assert not (out / ".hdeeprm.lock").exists()
     assert _gone(workers)
 
