@@ -17,8 +17,9 @@ the wall time measured around the whole process: start-up, imports, the workers'
 once and stays up for every cell or window: :func:`hdeeprm.run.pool.worker_map`), the runs, the summary.
 Printed, per value: the wall time, the speed-up over the first value (``--workers``' first, 1 by default)
 and the parallel efficiency, speed-up / (N / first); the issue's target is an efficiency >= 0.6 with N
-workers on N free cores. The machine's CPU count and load average are printed first: the figures mean
-something only with N free cores. Timing is measured here, never asserted in tests.
+workers on N free cores. The machine's CPU count, its physical cores (``/proc/cpuinfo``: hardware threads
+of one core share it) and its load average are printed first: the figures mean something only with N
+free cores. Timing is measured here, never asserted in tests.
 """
 from __future__ import annotations
 
@@ -65,6 +66,27 @@ def evaluate_command(workers: int, outdir: str, args: argparse.Namespace) -> lis
 COMMANDS = {"sweep": sweep_command, "evaluate": evaluate_command}
 
 
+def physical_cores() -> int | None:
+    """Distinct (physical id, core id) pairs of ``/proc/cpuinfo`` (Linux): the cores behind the CPUs, None if unknown.
+
+    Two hardware threads of one core share its execution units, so N workers on N CPUs that are N / 2 cores
+    cannot reach N times one worker's speed.
+    """
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    pairs, physical = set(), "0"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "physical id":
+            physical = value.strip()
+        elif key == "core id":
+            pairs.add((physical, value.strip()))
+    return len(pairs) or None
+
+
 def wall_seconds(command: list[str]) -> float:
     """Wall seconds of ``command`` run to its end (its output discarded; a failure stops the benchmark).
 
@@ -109,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     if min(args.workers) < 1:
         p.error("--workers must be >= 1")
-    print(f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "
+    print(f"{os.cpu_count()} CPUs ({physical_cores() or 'unknown'} physical cores), {len(os.sched_getaffinity(0))} "
+          f"usable; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     for what in args.what:
         size = (f"{args.cells} cells, {args.nb_jobs or 'all'} jobs each" if what == "sweep" else
