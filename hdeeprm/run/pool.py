@@ -4,7 +4,10 @@ A terminal's Ctrl-C sends SIGINT to the whole process group: without care every 
 print its own ``KeyboardInterrupt`` traceback. Here the workers ignore SIGINT and the parent,
 which receives it as :class:`KeyboardInterrupt`, cancels the tasks not started and sends the
 workers SIGTERM: a task that is running raises :class:`KeyboardInterrupt` inside the task (a run
-then marks its folder interrupted, as in the parent), an idle worker exits at once.
+then marks its folder interrupted, as in the parent), an idle worker exits at once, and no worker
+starts a task queued to it after that. A SIGTERM to the parent takes the same path
+(:mod:`hdeeprm.run.stop`). :func:`worker_pool` starts every worker at once, so their start-up runs
+while the parent prepares the tasks; :func:`worker_map` maps one function over a task list.
 """
 from __future__ import annotations
 
