@@ -17,7 +17,7 @@ import importlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any
@@ -146,10 +146,13 @@ def worker_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int,
                chunksize: int = 1, preload: Sequence[str] = ()) -> Iterator[Iterator[Any]]:
     """Map ``fn`` over ``tasks`` on ``jobs`` spawned worker processes; results in task order.
 
-    :func:`worker_pool` and :meth:`WorkerPool.map` in one step (same arguments, same stop on an interrupt).
+    :func:`worker_pool` and :meth:`WorkerPool.map` in one step (same arguments, same stop on an interrupt);
+    no more workers than tasks are started when ``tasks`` has a length.
 
     Yields:
         The results, in the order of ``tasks``, as they come.
     """
+    if isinstance(tasks, Sized) and len(tasks):
+        jobs = min(jobs, len(tasks))
     with worker_pool(jobs, initializer, initargs, preload) as pool:
         yield pool.map(fn, tasks, chunksize)
