@@ -506,8 +506,7 @@ def run_evaluation(options: Options, specs: Sequence[str], *, nb_windows: int = 
         check_learning(load_agent(options.replace(run="train"), train), train)
         if outmodel:
             check_writable(outmodel)
-    _check_jobs(jobs)
-    most_runs = max(1, nb_windows * (len(policies) + bool(train)))   # no more workers than runs
+    most_runs = max(1, nb_windows * (len(policies) + bool(train)))   # no more workers than runs (jobs < 1: refused)
     with evaluation_workers(options, min(jobs, most_runs)) as pool:   # they start while the trace is planned here
         the_plan = plan(options, nb_windows=nb_windows, length=length, test_fraction=test_fraction)
         selected = the_plan.selected(split)
