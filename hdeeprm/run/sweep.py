@@ -60,7 +60,8 @@ DEFAULT_BACKEND = "processes"
 #: Names of the summary table (CSV and Parquet) and of its plot, written into the sweep's output folder.
 SUMMARY_FILE, PARQUET_FILE, PLOT_FILE = "summary.csv", "summary.parquet", "summary.png"
 #: What the summary after the cells imports (plot, Parquet): the parent imports it while its workers run.
-SUMMARY_MODULES: tuple[str, ...] = ("matplotlib.pyplot", "pyarrow", "pyarrow.parquet")
+#: pyarrow imports pandas, when it is installed, at its first array (about 0.3 s).
+SUMMARY_MODULES: tuple[str, ...] = ("matplotlib.pyplot", "pyarrow", "pyarrow.parquet", "pandas")
 #: File of a cell's folder with its wall time and error, written by :func:`run_cell`.
 CELL_FILE = "sweep_cell.json"
 #: Columns of a summary row before the overrides and the metrics.
