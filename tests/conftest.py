@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,20 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED}")
     return SHARED
+
+
+@pytest.fixture
+def sigint_reaches_children():
+    """Commands started by the test receive SIGINT (Ctrl-C) as Python's ``KeyboardInterrupt``.
+
+    A suite run as a background job of a non-interactive shell starts with SIGINT ignored, and an ignored
+    signal stays ignored in every child: the commands that the Ctrl-C tests interrupt would not notice the
+    signal. This process's handler is made Python's default for the test (a handler, unlike "ignored", is
+    reset to the default in a child), then put back.
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 from tests.toy import toy_hierarchy, toy_options, toy_workload  # noqa: E402,F401  (fixtures for every test)

@@ -59,7 +59,7 @@ def test_a_failed_run_says_so_in_run_json(tmp_path, capsys):
     assert capsys.readouterr().err == "hdeeprm-launch: error: A.decide() must be an integer in [0, 4], got 99\n"
 
 
-def test_ctrl_c_saves_the_model_and_marks_the_run_interrupted(tmp_path):
+def test_ctrl_c_saves_the_model_and_marks_the_run_interrupted(tmp_path, sigint_reaches_children):
     """Interrupt a long training in a subprocess: exit 130, one line, model and episodes kept."""
     pytest.importorskip("torch")
     out = tmp_path / "out"

@@ -333,7 +333,7 @@ def _stopped_parallel_evaluation(out, stop) -> tuple[int, str, list[int]]:
     return proc.returncode, err, children
 
 
-def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path):
+def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path, sigint_reaches_children):
     """A terminal's Ctrl-C reaches the workers too: still one line, exit 130, no worker traceback."""
     out = tmp_path / "ev"
     code, err, _ = _stopped_parallel_evaluation(out, lambda proc: os.killpg(proc.pid, signal.SIGINT))
@@ -371,7 +371,7 @@ def test_sigterm_to_a_training_run_marks_it_interrupted(tmp_path):
     assert (out / "model.pt").is_file()   # saved on the way out, as on Ctrl-C
 
 
-def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path):
+def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path, sigint_reaches_children):
     """SIGINT at moments from the interpreter's start to the end of a quickstart run.
 
     Once ``hdeeprm.cli`` is imported (timed first), every moment ends with ``interrupted`` and 130, or

@@ -112,18 +112,21 @@ def worker_pool(jobs: int, initializer: Callable[..., None] | None = None, inita
     Yields:
         The :class:`WorkerPool`.
 
-    When the block raises (Ctrl-C in the parent included), the tasks not started are cancelled and
-    the workers are stopped (SIGTERM, then SIGKILL after :data:`STOP_TIMEOUT` s) before the
-    exception goes on.
+    When the block raises (Ctrl-C in the parent included), the tasks not started are cancelled, the
+    workers are stopped (SIGTERM, then SIGKILL after :data:`STOP_TIMEOUT` s) and the ``preload``
+    imports are let finish (at most :data:`STOP_TIMEOUT` s more: an import cut short by the
+    interpreter's exit prints errors from its half-made objects) before the exception goes on.
     """
     executor = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init,
                                    initargs=(initializer, initargs))
+    preloader = None
     try:
         for _ in range(jobs):   # each submit starts one worker while none is idle
             executor.submit(_started)
         if preload:
-            threading.Thread(target=_import_all, args=(tuple(preload),), name="worker_pool-preload",
-                             daemon=True).start()
+            preloader = threading.Thread(target=_import_all, args=(tuple(preload),), name="worker_pool-preload",
+                                         daemon=True)
+            preloader.start()
         yield WorkerPool(executor)
     except BaseException:
         processes = list((getattr(executor, "_processes", None) or {}).values())
@@ -136,6 +139,8 @@ def worker_pool(jobs: int, initializer: Callable[..., None] | None = None, inita
                 process.join(STOP_TIMEOUT)
                 if process.is_alive():
                     process.kill()
+        if preloader is not None:   # an import cut short by the exit leaves half-made objects ("Exception ignored")
+            preloader.join(STOP_TIMEOUT)
         raise
     executor.shutdown()
 
