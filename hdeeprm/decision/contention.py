@@ -402,29 +402,40 @@ class ResourceState:
         no :meth:`_settle` call per processor).
         """
         proc_of = self._proc_of
-        procs = sorted(proc_of[c] for c in cl)
+        procs = sorted([proc_of[c] for c in cl])
         mem, bw = job.mem, job.mem_bw
         if mem > 0.0:
             self._take_memory(-sign * mem, ((p, 1) for p in procs))
         busy_of, used_of, busy_list, used_list = self.processor_busy, self.processor_used_bw, self._busy, self._used
         run_of, idle_of, over_of, cap_of, first_of = self._run, self._idle, self._over_v, self._mem_bw, self._first
-        pstates, add = self.model.pstates, self._add
+        pstates, record = self.model.pstates, self._record_one
         d = sign * bw
+        starting = sign > 0
         for p in procs:
             busy = busy_list[p] + sign
             busy_of[p] = busy_list[p] = busy
             if bw > 0.0:
                 # Bandwidth sums come back to zero exactly only up to rounding.
-                used_of[p] = used_list[p] = used_list[p] + d if busy else 0.0
-            used, cap = used_list[p], cap_of[p]
+                used = used_of[p] = used_list[p] = used_list[p] + d if busy else 0.0
+            else:
+                used = used_list[p]
+            cap = cap_of[p]
             over = busy > 0 and used > cap
             if over != over_of[p]:
-                self._record_one(p, over, now)
+                record(p, over, now)
             run, idle = pstates(busy, used, cap)
-            before, after = (idle_of[p], run) if sign > 0 else (run_of[p], idle)
-            run_of[p], idle_of[p] = run, idle
-            if after != before:
-                add(changes, after, (first_of[p],))
+            if starting:
+                before, after = idle_of[p], run
+            else:
+                before, after = run_of[p], idle
+            run_of[p] = run
+            idle_of[p] = idle
+            if after != before:   # _add, inlined: one core
+                listed = changes.get(after)
+                if listed is None:
+                    changes[after] = [first_of[p]]
+                else:
+                    listed.append(first_of[p])
 
     def _settle(self, p: int, nb_busy: int, mine: list[int], sign: int, now: float,
                 changes: dict[int, list[int]]) -> None:
