@@ -118,6 +118,9 @@ class Selector:
 
 def train(model, steps: int, every: int, selector: Selector) -> float:
     """Learn ``steps`` steps, selecting every ``every``; returns the CPU minutes spent."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))   # SB3's default: an empty temp folder per learn()
     tic = time.process_time()
     done = 0
     while done < steps:

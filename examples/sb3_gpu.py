@@ -19,10 +19,14 @@ import sys
 
 
 def _logger(folder: str | None):
-    """SB3's logger writing CSV (and TensorBoard when installed) into ``folder``, or None."""
+    """SB3's logger writing CSV (and TensorBoard when installed) into ``folder``, else one writing nothing.
+
+    Without a logger of its own, SB3's ``learn`` makes an empty log folder in the system's temp folder at every call.
+    """
+    from stable_baselines3.common.logger import Logger, configure
+
     if not folder:
-        return None
-    from stable_baselines3.common.logger import configure
+        return Logger(folder=None, output_formats=[])
 
     formats = ["stdout", "csv"] + (["tensorboard"] if importlib.util.find_spec("tensorboard") else [])
     return configure(folder, formats)
@@ -41,8 +45,7 @@ def placement(args) -> int:
         Algo = PPO
     env = GpuPlacementEnv(scenario="train", curriculum=True, curriculum_episodes=20)
     model = Algo("MultiInputPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0, device=args.device)
-    if (logger := _logger(args.log)) is not None:
-        model.set_logger(logger)
+    model.set_logger(_logger(args.log))
     model.learn(total_timesteps=args.steps)
     print(f"{Algo.__name__} on GpuPlacement-v0, {args.steps} steps on the train scenarios")
     for scenario in scenarios("test"):
@@ -74,8 +77,7 @@ def provisioning(args) -> int:
 
     env = GpuProvisioningEnv(task=args.task, max_steps=2000)
     model = PPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0, device=args.device)
-    if (logger := _logger(args.log)) is not None:
-        model.set_logger(logger)
+    model.set_logger(_logger(args.log))
     model.learn(total_timesteps=args.steps)
     print(f"PPO on GpuProvisioning-v0 task {args.task}, {args.steps} steps")
     for name in ("agent", "hold"):

@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(model.predict(obs, deterministic=True)[0])
 
     untrained = episode_reward(env, ppo)
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))   # SB3's default makes an empty temp folder
     model.learn(total_timesteps=args.steps)
     trained = episode_reward(env, ppo)
     print(f"PPO on {args.jobs} Lublin jobs, 100 cores, objective avg_job_slowdown, {args.steps} steps")

@@ -25,6 +25,13 @@ def shared() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_log_folder(tmp_path_factory):
+    """Stable-Baselines3's ``learn()`` without a logger makes an empty log folder in the system's temp
+    folder at every call ($SB3_LOGDIR when set): the suite's go to one folder under pytest's own."""
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3"))
+
+
 @pytest.fixture
 def sigint_reaches_children():
     """Commands started by the test receive SIGINT (Ctrl-C) as Python's ``KeyboardInterrupt``.
