@@ -284,11 +284,6 @@ def _run_task(task: tuple[Window, Policy]) -> dict:
     return _WORKER.run(*task)
 
 
-def _check_jobs(jobs: int) -> None:
-    if jobs < 1:
-        raise OptionsError(f"the number of processes must be >= 1, got {jobs}")
-
-
 @contextlib.contextmanager
 def evaluation_workers(options: Options, jobs: int) -> Iterator[WorkerPool | None]:
     """``jobs`` worker processes started now for :func:`evaluate` on ``options`` (None for ``jobs`` 1).
@@ -301,7 +296,8 @@ def evaluation_workers(options: Options, jobs: int) -> Iterator[WorkerPool | Non
     Raises:
         OptionsError: ``jobs`` < 1.
     """
-    _check_jobs(jobs)
+    if jobs < 1:
+        raise OptionsError(f"the number of processes must be >= 1, got {jobs}")
     if jobs == 1:
         yield None
         return
@@ -330,10 +326,9 @@ def evaluate(options: Options, policies: Sequence[Policy], windows: Sequence[Win
         (:func:`hdeeprm.outputs.metrics.summarize`, plus ``decisions`` and ``void_overridden``).
 
     Raises:
-        OptionsError: ``jobs`` < 1.
+        OptionsError: ``jobs`` < 1 (checked by :func:`evaluation_workers`; without ``pool``).
         HDeepRMError: any invalid input or misbehaving agent.
     """
-    _check_jobs(jobs)
     tasks = [(w, p) for w in windows for p in policies]
     bar = None
     if progress:
