@@ -194,7 +194,6 @@ class CoreSelector:
                         masked[procs] = -np.inf
         return taken
 
-
     def _by_score(self, job: Job, cand: np.ndarray, by_node: bool):
         """:meth:`_dynamic` when each group is one core: the candidates by descending score, ties by core id.
 
