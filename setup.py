@@ -1,9 +1,18 @@
 """Packaging of HDeepRM (setuptools)."""
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
+#: The compiled small-job path of the contention bookkeeping (hdeeprm/decision/contention_kernel.pyx). Optional:
+#: without Cython or a C compiler the install goes on, and hdeeprm uses its pure-Python path (same results).
+KERNEL = Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"], optional=True)
+try:
+    from Cython.Build import cythonize
+except ImportError:
+    EXTENSIONS = []
+else:
+    EXTENSIONS = cythonize([KERNEL], quiet=True)
 #: hdeeprm-serve's dependencies (the "serve" extra; the tests need them too).
 SERVE = ["openenv-core>=0.3.0,<0.4", "uvicorn>=0.24", "fastapi>=0.104", "httpx>=0.28.1", "websockets>=15.0.1"]
 
@@ -18,6 +27,7 @@ setup(
     python_requires=">=3.11",
     packages=find_packages(include=["hdeeprm", "hdeeprm.*"]),
     package_data={"hdeeprm": ["platform/data/*.json"]},
+    ext_modules=EXTENSIONS,
     install_requires=[
         "numpy>=1.24",
         "gymnasium>=1.0",

@@ -33,6 +33,13 @@ from hdeeprm.platform.hierarchy import P3, ResourceHierarchy
 from hdeeprm.simulation.runs import ARRAYS_ABOVE, RUNS, HostRuns
 from hdeeprm.workload.model import Job
 
+try:   # the compiled small-job path (contention_kernel.pyx), built by the install when a C compiler is there
+    from hdeeprm.decision.contention_kernel import SmallJobKernel
+except ImportError:   # not built: the pure-Python path below, which gives the same results
+    SmallJobKernel = None
+
+#: The contention models the compiled kernel knows, by their exact class: True for "none" (no contention).
+KERNEL_MODELS = {ContentionModel: False, NoContention: True}
 
 #: Pstate switches of more cores than this are written into ``core_pstate`` with NumPy.
 MANY_SET = 24
@@ -69,11 +76,13 @@ class ResourceState:
         self.nb_free = h.nb_cores
         n = h.nb_processors
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
+        compiled = SmallJobKernel is not None and type(self.model) in KERNEL_MODELS
         # The small-job path reads and writes the per-core and per-processor state one by one: lists (the
         # fastest) on a platform of up to ARRAYS_ABOVE cores, kept in step with core_free, processor_busy
         # and processor_used_bw; above, memoryviews of those arrays (a little slower one by one, but
-        # nothing to keep in step when a large job changes thousands of cores at once).
-        self._arrays = h.nb_cores > ARRAYS_ABOVE
+        # nothing to keep in step when a large job changes thousands of cores at once). The compiled kernel
+        # works on the arrays.
+        self._arrays = compiled or h.nb_cores > ARRAYS_ABOVE
         if self._arrays:
             # Over-utilization per processor: whether one is open, events, seconds, start of the open one
             # (NaN: none open); the pstates the model gave the busy and the idle cores at the last update.
@@ -102,6 +111,8 @@ class ResourceState:
         self._empty_processors = bool((self._count_np == 0).any())
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
+        #: The compiled small-job path, or None (not built, or a contention model it does not know).
+        self.kernel = SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS) if compiled else None
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
@@ -128,8 +139,10 @@ class ResourceState:
             self.nb_free -= len(runs)
             return self._load_runs(job, runs, 1, now)
         cl = cores.tolist()
-        self._mark(cores, cl, False, job.index)
         self.nb_free -= len(cl)
+        if self.kernel is not None:
+            return self.kernel.load(cl, 1, job.mem, job.mem_bw, now, job.index)
+        self._mark(cores, cl, False, job.index)
         return self._load(job, cl, cores, 1, now)
 
     def release(self, job: Job, cores: Sequence[int] | HostRuns, now: float) -> dict[int, list[int] | HostRuns]:
@@ -139,10 +152,12 @@ class ResourceState:
             self._mark_runs(runs, True, -1)
             self.nb_free += len(runs)
             return self._load_runs(job, runs, -1, now)
-        cores = np.asarray(cores, dtype=np.int64)
-        cl = cores.tolist()
-        self._mark(cores, cl, True, -1)
+        cl = cores.tolist() if type(cores) is np.ndarray else list(cores)
         self.nb_free += len(cl)
+        if self.kernel is not None:
+            return self.kernel.load(cl, -1, job.mem, job.mem_bw, now, job.index)
+        cores = np.asarray(cl, dtype=np.int64)
+        self._mark(cores, cl, True, -1)
         return self._load(job, cl, cores, -1, now)
 
     def _mark(self, cores: np.ndarray, cl: list[int], free: bool, job: int) -> None:

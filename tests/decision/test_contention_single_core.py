@@ -23,7 +23,9 @@ class HalfBandwidth(ContentionModel):
 @pytest.mark.parametrize("arrays", [False, True], ids=["lists", "arrays"])
 @pytest.mark.parametrize("model", [ContentionModel, NoContention, HalfBandwidth])
 def test_whole_processor_loads_equal_the_per_processor_ones_to_the_bit(shared, monkeypatch, arrays, model):
-    """KTH-SP2's jobs on its 100 one-core processors: same switches, sums and over-utilization records."""
+    """KTH-SP2's jobs on its 100 one-core processors: same switches, sums and over-utilization records
+    (the pure-Python paths; tests/decision/test_contention_kernel.py compares the compiled one with them)."""
+    monkeypatch.setattr(contention, "SmallJobKernel", None)
     if arrays:   # the per-processor state of a platform above ARRAYS_ABOVE cores
         monkeypatch.setattr(contention, "ARRAYS_ABOVE", 0)
     hierarchy = load_platform(ROOT / "platforms" / "kth_sp2.json")

@@ -1,0 +1,129 @@
+"""The compiled small-job path (``contention_kernel.pyx``) against the pure-Python one, to the bit."""
+import filecmp
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hdeeprm.cli.launch import main as launch_main
+from hdeeprm.decision import contention
+from hdeeprm.decision.contention import ContentionModel, NoContention, ResourceState
+from hdeeprm.platform import load_platform
+from hdeeprm.workload.convert import swf_to_workload
+
+from .helpers import job, small_hierarchy
+
+ROOT = Path(__file__).resolve().parents[2]
+compiled = pytest.mark.skipif(contention.SmallJobKernel is None, reason="the compiled kernel is not built")
+
+
+@pytest.mark.skipif(not os.environ.get("CI"), reason="only CI must have built it (an install without a C "
+                    "compiler runs the pure-Python path)")
+def test_the_install_builds_the_compiled_kernel():
+    assert contention.SmallJobKernel is not None, "pip install -e . did not build contention_kernel.pyx"
+
+
+def pure(hierarchy, model) -> ResourceState:
+    """A state on the pure-Python path (the kernel left out, as on an install without it)."""
+    kernel, contention.SmallJobKernel = contention.SmallJobKernel, None
+    try:
+        return ResourceState(hierarchy, model)
+    finally:
+        contention.SmallJobKernel = kernel
+
+
+@compiled
+def test_a_state_uses_the_kernel_for_the_models_it_knows_only():
+    h = small_hierarchy()
+    assert ResourceState(h, ContentionModel()).kernel is not None
+    assert ResourceState(h, NoContention()).kernel is not None
+
+    class Mine(ContentionModel):   # a user's model: asked in Python, processor by processor
+        def pstates(self, busy_cores, used_bw, mem_bw):
+            return super().pstates(busy_cores, used_bw, mem_bw)
+
+    assert ResourceState(h, Mine()).kernel is None
+    assert pure(h, ContentionModel()).kernel is None
+
+
+@compiled
+def test_a_job_sharing_a_processor_switches_the_same_cores_as_the_pure_path():
+    """small_hierarchy: a job on cores 4-5 of the 4-core processor 2, then one on 2-3 and 6 (two processors)."""
+    h = small_hierarchy()
+    fast, slow = ResourceState(h), pure(h, ContentionModel())
+    a, b = job(0, 2, mem=100.0, mem_bw=15.0), job(1, 3, mem=50.0, mem_bw=12.0)
+    assert fast.allocate(a, np.array([4, 5]), 0.0) == slow.allocate(a, np.array([4, 5]), 0.0) == \
+        {0: [4, 5], 2: [6, 7]}
+    # processor 2 goes over its 40 GB/s: its busy cores 4-6 switch to P1, and processor 1 comes out of P3
+    assert fast.allocate(b, np.array([6, 2, 3]), 5.0) == slow.allocate(b, np.array([6, 2, 3]), 5.0) == \
+        {0: [2, 3], 1: [4, 5, 6]}
+    assert fast.release(a, [4, 5], 9.0) == slow.release(a, [4, 5], 9.0) == {0: [6], 2: [4, 5]}
+    for name in ("core_pstate", "core_job", "processor_busy", "processor_used_bw", "node_free_mem"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.overutilization_report(20.0) == slow.overutilization_report(20.0) == {
+        "total_events": 1, "total_seconds": 4.0, "processors": {"2": {"type": "C", "events": 1, "seconds": 4.0}}}
+
+
+@compiled
+@pytest.mark.parametrize("platform", ["gaia.json", "kth_sp2.json"])
+@pytest.mark.parametrize("model", [ContentionModel, NoContention])
+def test_random_starts_and_ends_of_real_jobs_equal_the_pure_path_to_the_bit(shared, platform, model):
+    """SDSC-SP2's jobs with random memory and bandwidth on Gaia (several cores per processor: shared
+    processors) and KTH-SP2 (one core each): same switches, sums and over-utilization records."""
+    hierarchy = load_platform(ROOT / "platforms" / platform)
+    jobs = swf_to_workload(shared / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz", nb_cores=hierarchy.nb_cores,
+                           reference_speed=hierarchy.reference_speed, nb_jobs=600, seed=0).jobs
+    fast, slow = ResourceState(hierarchy, model()), pure(hierarchy, model())
+    assert fast.kernel is not None and slow.kernel is None
+    rng = np.random.default_rng(11)
+    running: list[tuple] = []
+    now, started = 0.0, 0
+    for j in jobs:
+        j = replace(j, res=min(j.res, contention.RUNS), mem=float(rng.choice([0.0, 96.5, 1000.0])),
+                    mem_bw=float(rng.choice([0.0, 0.7, 3.1, 9.9])))
+        while running and (fast.nb_free < j.res or rng.random() < 0.3):
+            done, cores = running.pop(int(rng.integers(len(running))))
+            now += float(rng.uniform(0.0, 50.0))
+            assert fast.release(done, cores, now) == slow.release(done, cores, now)
+        free = np.flatnonzero(fast.candidates(j.mem))
+        if free.size < j.res:
+            continue
+        if rng.random() < 0.5:   # the first free cores (whole and single processors), or scattered ones
+            cores = free[:j.res]
+        else:
+            cores = rng.choice(free, size=j.res, replace=False)
+        assert fast.allocate(j, cores, now) == slow.allocate(j, cores, now)
+        running.append((j, cores.tolist()))
+        started += 1
+        for name in ("core_free", "core_job", "core_pstate", "processor_busy", "processor_used_bw",
+                     "node_free_mem", "overutilization"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name), equal_nan=True), name
+    assert fast.nb_free == slow.nb_free
+    assert fast.overutilization_report(now) == slow.overutilization_report(now)
+    assert started > 400
+    if model is ContentionModel:
+        assert fast.overutilization[:, 0].sum() > 0   # the over-utilization records were exercised
+
+
+@compiled
+def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(shared, tmp_path, monkeypatch):
+    """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the kernel."""
+    options = json.loads((ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json").read_text())
+    options["platform_file_path"] = str(ROOT / "platforms" / "gaia.json")
+    options["nb_jobs"] = 3000
+    (tmp_path / "o.json").write_text(json.dumps(options))
+    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "compiled"), "-q"]) == 0
+    monkeypatch.setattr(contention, "SmallJobKernel", None)
+    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "python"), "-q"]) == 0
+    names = sorted(p.name for p in (tmp_path / "compiled").iterdir() if p.name != "run.json")
+    assert "out_pstate_changes.csv" in names and "overutilizations.json" in names
+    for name in names:
+        a, b = tmp_path / "compiled" / name, tmp_path / "python" / name
+        if name == "out_schedule.csv":   # its two wall-clock columns differ from run to run
+            strip = [lambda p: [",".join(r.split(",")[:17] + r.split(",")[19:]) for r in p.read_text().splitlines()]]
+            assert strip[0](a) == strip[0](b), name
+        else:
+            assert filecmp.cmp(a, b, shallow=False), name
