@@ -124,7 +124,8 @@ class CoreSelector:
         return None
 
     def _ordered(self, job: Job, order: np.ndarray | None, cand: np.ndarray, cap: np.ndarray | None):
-        cores = np.flatnonzero(cand) if order is None else order[cand[order]]
+        # cand is a 1-D mask: its nonzero() is np.flatnonzero without the wrapper calls (about 0.7 µs a job)
+        cores = cand.nonzero()[0] if order is None else order[cand[order]]
         if cap is not None:
             nodes = self.resources.hierarchy.core_node[cores]
             cores = cores[_rank_in_group(nodes) < cap[nodes]]

@@ -298,6 +298,13 @@ def clip_unit(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def clip_unit_one(value: float) -> float:
+    """:func:`clip_unit` of one Python float: in [0, 1], NaN and -inf as 0, +inf as 1 (the same value)."""
+    if value != value or value < 0.0:
+        return 0.0
+    return 1.0 if value > 1.0 else value
+
+
 def make_observer(kind: str, hierarchy: ResourceHierarchy, workload: Workload,
                   queue_sensitivity: float = DEFAULT_QUEUE_SENSITIVITY) -> Observer:
     """The observation builder ``observer(view) -> np.ndarray`` (float32, shape (observer.size,)).

@@ -95,6 +95,25 @@ def test_same_seed_same_episode():
     assert run() == run()
 
 
+def test_the_short_queue_observation_equals_the_array_one(monkeypatch):
+    """A queue of up to 8 jobs is observed row by row in Python: the same float32 values as the arrays give."""
+    from hdeeprm.env import job_slot
+    env = JobSlotEnv(platform=KTH_PLATFORM, workload=LUBLIN, nb_jobs=200, nb_slots=16)
+    obs, info = env.reset(seed=0)
+    rng, seen, done = np.random.default_rng(3), set(), False
+    while not done:
+        queued = len(env.episode.manager.queue)
+        short = env._observe()
+        monkeypatch.setattr(job_slot, "_SHORT_QUEUE", 0)   # every queue through the arrays
+        assert np.array_equal(short.view(np.uint32), env._observe().view(np.uint32)), queued   # to the bit
+        monkeypatch.undo()
+        seen.add(min(queued, 9))
+        obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        done = terminated or truncated
+    assert {1, 2, 8} <= seen and 9 in seen   # short queues of several lengths, and long ones
+    assert not obs[:, 0].any() or 0.0 < obs[:, 0].max() <= 1.0
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"nb_slots": 0}, "nb_slots must be an integer >= 1, got 0"),
     ({"core_selection": "fastest"}, "unknown core-selection policy 'fastest'"),
