@@ -43,6 +43,10 @@ KERNEL_MODELS = {ContentionModel: False, NoContention: True}
 
 #: Pstate switches of more cores than this are written into ``core_pstate`` with NumPy.
 MANY_SET = 24
+#: ResourceState's memoryviews of its arrays in its array mode: view -> array attribute.
+_VIEWS = {"_over_v": "_over", "_events_v": "_over_events", "_seconds_v": "_over_seconds", "_since_v": "_over_since",
+          "_run": "_run_np", "_idle": "_idle_np", "_free": "core_free", "_busy": "processor_busy",
+          "_used": "processor_used_bw"}
 
 
 class ResourceState:
@@ -112,6 +116,23 @@ class ResourceState:
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
         #: The compiled small-job path, or None (not built, or a contention model it does not know).
+        self.kernel = SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS) if compiled else None
+
+    def __getstate__(self) -> dict:
+        """For copy.deepcopy and pickle: the arrays, without their memoryviews and the kernel (remade on load)."""
+        state = self.__dict__.copy()
+        state["kernel"] = self.kernel is not None
+        if self._arrays:
+            for view in _VIEWS:
+                del state[view]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._arrays:
+            for view, array in _VIEWS.items():
+                setattr(self, view, memoryview(getattr(self, array)))
+        compiled = self.kernel and SmallJobKernel is not None
         self.kernel = SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS) if compiled else None
 
     def candidates(self, mem: float) -> np.ndarray:

@@ -84,6 +84,7 @@ cdef class SmallJobKernel:
 
         Raises:
             ValueError: More cores than ``max_cores``, or none.
+            IndexError: A core id out of ``[0, nb_cores)`` (nothing is changed).
         """
         cdef Py_ssize_t n = len(cores), i, j, s, e
         cdef long long c, p, p0, b, lo, hi
@@ -92,6 +93,10 @@ cdef class SmallJobKernel:
         cdef double v, d_mem = (-sign) * mem, d_bw = sign * mem_bw
         if n == 0 or n > self.max_cores:
             raise ValueError(f"a small job holds 1 to {self.max_cores} cores, not {n}")
+        for i in range(n):   # checked before anything changes (the arrays are read unchecked below)
+            c = cores[i]
+            if c < 0 or c >= self.mine.shape[0]:
+                raise IndexError(f"core {c} is out of range: the platform has {self.mine.shape[0]} cores")
         for i in range(NB_PSTATES):
             self.nb_out[i] = 0
         # The cores, ascending (they mostly come ascending: an insertion sort is then one pass); marked.

@@ -193,6 +193,17 @@ class Observer:
         self.size = nb_res + N_QUEUE_VALUES
         self._interp: dict[int, tuple] = {}
 
+    def __setstate__(self, state: dict) -> None:
+        """After copy.deepcopy or pickle: the memory and bandwidth parts are views of the one buffer again.
+
+        NumPy copies each view on its own, which would leave the buffer that is clipped into the
+        observation unwritten (a deep-copied environment would observe stale fractions).
+        """
+        self.__dict__.update(state)
+        if "_fractions" in state:
+            values, n = self._fractions[0], self.hierarchy.nb_nodes
+            self._fractions = (values, values[:n], values[n:])
+
     def _positions(self, n: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """Flat gather indices and weights of :data:`QUEUE_QUANTILES` in a sorted (4, n) array.
 

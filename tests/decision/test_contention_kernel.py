@@ -127,3 +127,51 @@ def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(shared, tm
             assert strip[0](a) == strip[0](b), name
         else:
             assert filecmp.cmp(a, b, shallow=False), name
+
+
+@compiled
+def test_a_core_out_of_range_is_refused_before_anything_changes():
+    st = ResourceState(small_hierarchy())
+    before = st.core_free.copy()
+    with pytest.raises(IndexError, match="core 8 is out of range: the platform has 8 cores"):
+        st.allocate(job(0, 2), np.array([1, 8]), 0.0)
+    assert np.array_equal(st.core_free, before) and not st.processor_busy.any()
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["compiled", "python"])
+def test_a_deep_copied_state_goes_on_by_itself(kernel, monkeypatch):
+    """copy.deepcopy of a state (an environment's, for a look-ahead): the copy's kernel works on its own arrays."""
+    import copy
+    if not kernel:
+        monkeypatch.setattr(contention, "SmallJobKernel", None)
+    elif contention.SmallJobKernel is None:
+        pytest.skip("the compiled kernel is not built")
+    h = small_hierarchy()
+    st = ResourceState(h)
+    a, b = job(0, 2, mem=100.0, mem_bw=15.0), job(1, 3, mem=50.0, mem_bw=12.0)
+    st.allocate(a, np.array([4, 5]), 0.0)
+    twin = copy.deepcopy(st)
+    assert (twin.kernel is not None) == kernel
+    assert twin.allocate(b, np.array([6, 2, 3]), 5.0) == {0: [2, 3], 1: [4, 5, 6]}
+    assert st.core_free[[2, 3, 6]].all() and st.processor_busy.tolist() == [0, 0, 2]   # the original is untouched
+    assert st.allocate(b, np.array([6, 2, 3]), 5.0) == {0: [2, 3], 1: [4, 5, 6]}
+    for name in ("core_free", "core_job", "core_pstate", "processor_busy", "processor_used_bw", "node_free_mem",
+                 "overutilization"):
+        assert np.array_equal(getattr(st, name), getattr(twin, name), equal_nan=True), name
+
+
+def test_a_deep_copied_environment_replays_the_same_steps():
+    import copy
+
+    from hdeeprm.env.environment import HDeepRMEnv
+    env = HDeepRMEnv(platform=ROOT / "platforms" / "kth_sp2.json", workload=ROOT / "workloads" / "lublin_500_100.swf",
+                     nb_jobs=300)
+    env.reset(seed=0)
+    for a in range(40):
+        env.step(a % 5)
+    twin = copy.deepcopy(env)
+    steps = [a % 7 for a in range(200)]
+    def run(e):
+        return [(o.tobytes(), r, t) for o, r, t, *_ in map(e.step, steps)]
+
+    assert run(env) == run(twin)
