@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.decision.contention import bookkeeping_path
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = (Path(os.environ.get("HDEEPRM_SHARED", ROOT.parent / "shared")) / "traces"
                  / "KTH-SP2-1996-2.1-cln.swf.gz")
@@ -76,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-mask", action="store_true", help="leave action_mask out of info")
     p.add_argument("--profile", action="store_true", help="print the top functions by own time")
     args = p.parse_args(argv)
+    print(f"contention bookkeeping: {bookkeeping_path()}")
     if not args.trace.is_file():
         print(f"trace not found: {args.trace}", file=sys.stderr)
         return 2

@@ -72,6 +72,8 @@ import time
 from itertools import groupby
 from pathlib import Path
 
+from hdeeprm.decision.contention import bookkeeping_path
+
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
 OPTIONS = ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json"
@@ -244,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="runs of HDeepRM's whole process (median kept) and of its simulation alone (best kept)")
     p.add_argument("--tasks-per-node", type=int, default=1, help="IRMaSim tasks per node of a job (default 1)")
     args = p.parse_args(argv)
+    print(f"contention bookkeeping: {bookkeeping_path()}")
     problem = check_checkout(args.irmasim)
     if problem:
         p.error(problem)

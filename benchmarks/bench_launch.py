@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from hdeeprm.decision.contention import bookkeeping_path
+
 ROOT = Path(__file__).resolve().parents[1]
 # The examples name the public traces as $HDEEPRM_SHARED/traces/... (default: ../shared).
 os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
@@ -150,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=list(SCALING_SIZES),
                    help="with --scaling: jobs of each window, 0 = all (default: 1000 5000 10000 20000 0)")
     args = p.parse_args(argv)
+    print(f"contention bookkeeping: {bookkeeping_path()}")
     if args.scaling:
         for path in args.options or [str(ROOT / SCALING_OPTIONS)]:
             bench_scaling(path, args.sizes, args.repeat)

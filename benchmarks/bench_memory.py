@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from hdeeprm.decision.contention import bookkeeping_path
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Node type and count of the default platform: 5,832 x 16 cores = 93,312 cores.
 NODE_TYPE, CURIE_NODES, CORES_PER_NODE = "Dell R720", 5832, 16
@@ -83,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=CURIE_NODES, help=f"{NODE_TYPE} nodes ({CURIE_NODES})")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
+    print(f"contention bookkeeping: {bookkeeping_path()}")
     print(f"platform: {args.nodes} x {NODE_TYPE} = {args.nodes * CORES_PER_NODE:,} cores; "
           f"Lublin-Feitelson trace, seed {args.seed}", flush=True)
     previous = None

@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.decision.contention import bookkeeping_path
+
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
 WINDOW = 256
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=20.0, help="wall time of each measurement (default 20)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    print(f"contention bookkeeping: {bookkeeping_path()}")
     if not (args.rlscheduler / "HPCSimPickJobs.py").is_file():
         p.error(f"--rlscheduler {args.rlscheduler}: no HPCSimPickJobs.py there (a checkout of "
                 "DIR-LAB/deep-batch-scheduler is needed)")

@@ -41,6 +41,11 @@ except ImportError:   # not built: the pure-Python path below, which gives the s
 #: The contention models the compiled kernel knows, by their exact class: True for "none" (no contention).
 KERNEL_MODELS = {ContentionModel: False, NoContention: True}
 
+def bookkeeping_path() -> str:
+    """Which small-job path this install runs (benchmarks print it beside their figures)."""
+    return "compiled (contention_kernel)" if SmallJobKernel is not None else "pure Python (kernel not built)"
+
+
 #: Pstate switches of more cores than this are written into ``core_pstate`` with NumPy.
 MANY_SET = 24
 #: ResourceState's memoryviews of its arrays in its array mode: view -> array attribute.
@@ -587,4 +592,4 @@ class ResourceState:
 
 
 __all__ = ["ContentionModel", "NoContention", "CONTENTION_MODELS", "DEFAULT_CONTENTION_MODEL",
-           "register_contention_model", "make_contention_model", "ResourceState"]
+           "register_contention_model", "make_contention_model", "ResourceState", "bookkeeping_path"]
