@@ -1,8 +1,6 @@
 """Packaging of HDeepRM (setuptools)."""
 from pathlib import Path
 
-import sys
-
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
@@ -19,17 +17,20 @@ else:
 
 
 class OptionalBuildExt(build_ext):
-    """build_ext that warns and goes on when the kernel does not compile (setuptools' ``optional`` flag does not
-    cover every failure of an editable install, e.g. a compiler that exits non-zero)."""
+    """build_ext that warns and goes on when the kernel does not compile.
+
+    setuptools' ``optional`` flag does not cover every failure of an editable install (a compiler that
+    exits non-zero stops it), so each extension's build is tried here, and one that fails is left out.
+    """
 
     def build_extensions(self):
+        """Build each extension; one that fails is reported (a warning) and dropped from the install."""
         built = []
         for ext in self.extensions:
             try:
                 self.build_extension(ext)
             except Exception as error:   # any failure: the pure-Python path gives the same results
-                print(f"warning: {ext.name} not built ({error}); HDeepRM will run its pure-Python contention path",
-                      file=sys.stderr)
+                self.warn(f"{ext.name} not built ({error}); HDeepRM will run its pure-Python contention path")
             else:
                 built.append(ext)
         self.extensions = built   # the later steps (copies, the wheel's file list) skip what was not built
