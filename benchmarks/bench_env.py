@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_env.py [--jobs 5000 ...] [--steps 20000] [--observation minimal ...]
                                    [--actions all|first] [--profile]
     python benchmarks/bench_env.py --jobs 256 10000 --observation minimal normal   # window and observation
+    python benchmarks/bench_env.py --jobs 256 10000 --episode-head 300               # the same states
 
 Replays a window of the KTH-SP2 trace (``$HDEEPRM_SHARED/traces/KTH-SP2-1996-2.1-cln.swf.gz``, default ``../shared``,
 or ``--trace``) on ``platforms/kth_sp2.json`` and times ``env.step`` with actions
@@ -14,6 +15,12 @@ when an episode ends. Reports steps/s for the whole loop and, with
 Several ``--jobs`` and ``--observation`` values give one line per pair, then, per
 observation, the steps/s of the largest window over the smallest one's (1.0 = no slowdown
 on long windows; resets of the short window's many episodes are part of its loop).
+
+A long window also reaches longer queues (KTH-SP2: 6 jobs on average over the first 256 jobs,
+180 over the first 10,000), and the observation's percentiles and the reward's sum run over the
+queue. ``--episode-head N`` separates the two: it times only the first N steps of an episode, over
+and over (resets not timed), so every window steps through the same states (its first jobs, the
+same actions): what is left of a slowdown then grows with the window itself.
 """
 from __future__ import annotations
 
@@ -48,9 +55,26 @@ def make_env(trace: Path, jobs: int, observation: str, actions: str, mask: bool 
                       objective="avg_job_slowdown", actions=acts, action_mask=mask)
 
 
-def run(env, steps: int, seed: int = 0) -> tuple[float, int]:
-    """Take ``steps`` random steps; returns (seconds, episodes finished)."""
+def run(env, steps: int, seed: int = 0, head: int = 0) -> tuple[float, int]:
+    """Take ``steps`` random steps; returns (seconds, episodes finished).
+
+    With ``head`` > 0: the first ``head`` steps of an episode, the same actions each time, then a reset with
+    the same seed (not timed), until ``steps`` steps are timed; returns (seconds, 0).
+    """
     rng = np.random.default_rng(seed)
+    if head:
+        first = rng.integers(env.action_space.n, size=head).tolist()
+        seconds, done = 0.0, 0
+        step = env.step
+        while done < steps:
+            env.reset(seed=seed)
+            actions = first[:steps - done]
+            t0 = time.perf_counter()
+            for a in actions:
+                step(a)
+            seconds += time.perf_counter() - t0
+            done += len(actions)
+        return seconds, 0
     actions = rng.integers(env.action_space.n, size=steps).tolist()
     env.reset(seed=seed)
     episodes = 0
@@ -77,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="all 36 policy pairs (default) or the single pair first-high_gflops")
     p.add_argument("--no-mask", action="store_true", help="leave action_mask out of info")
     p.add_argument("--profile", action="store_true", help="print the top functions by own time")
+    p.add_argument("--episode-head", type=int, default=0, metavar="N",
+                   help="time only the first N steps of an episode, over and over (the same states in every window)")
     args = p.parse_args(argv)
     print(f"contention bookkeeping: {bookkeeping_path()}")
     if not args.trace.is_file():
@@ -98,14 +124,16 @@ def bench(args: argparse.Namespace, jobs: int, observation: str) -> float:
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
-    seconds, episodes = run(env, args.steps, seed=1)
+    seconds, episodes = run(env, args.steps, seed=1, head=args.episode_head)
     if args.profile:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     mask = "off" if args.no_mask else "on"
     print(f"{args.steps} steps in {seconds:.3f} s: {args.steps / seconds:,.0f} steps/s "
           f"({observation} observation, {env.action_space.n} actions, action_mask {mask}, "
-          f"{jobs}-job KTH-SP2 window, {env.hierarchy.nb_cores} cores, {episodes} episodes ended)", flush=True)
+          f"{jobs}-job KTH-SP2 window, {env.hierarchy.nb_cores} cores, "
+          + (f"the first {args.episode_head} steps of an episode)" if args.episode_head
+             else f"{episodes} episodes ended)"), flush=True)
     return args.steps / seconds
 
 
