@@ -41,6 +41,7 @@ except ImportError:   # not built: the pure-Python path below, which gives the s
 #: The contention models the compiled kernel knows, by their exact class: True for "none" (no contention).
 KERNEL_MODELS = {ContentionModel: False, NoContention: True}
 
+
 def bookkeeping_path() -> str:
     """Which small-job path this install runs (benchmarks print it beside their figures)."""
     return "compiled (contention_kernel)" if SmallJobKernel is not None else "pure Python (kernel not built)"

@@ -39,7 +39,7 @@ cdef class SmallJobKernel:
     cdef unsigned char[::1] over, core_free, mine
     cdef long long[:, ::1] out
     cdef long long nb_out[NB_PSTATES]
-    cdef bint no_contention, one_core_each
+    cdef bint no_contention
     cdef Py_ssize_t max_cores
 
     def __init__(self, state, bint no_contention, Py_ssize_t max_cores):
@@ -65,7 +65,6 @@ cdef class SmallJobKernel:
         self.out = np.empty((NB_PSTATES, max(h.nb_cores, 1)), dtype=np.int64)
         self.cores = np.empty(max(max_cores, 1), dtype=np.int64)
         self.no_contention = no_contention
-        self.one_core_each = state._one_core_each
         self.max_cores = max_cores
 
     def load(self, list cores, int sign, double mem, double mem_bw, double now, long long job):
