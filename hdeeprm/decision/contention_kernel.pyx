@@ -110,7 +110,8 @@ cdef class SmallJobKernel:
             self.core_job[c] = job_now
             self.mine[c] = 1
         lo, hi = self.cores[0], self.cores[n - 1]
-        p0 = self.proc_of[cores[0]]
+        c = cores[0]
+        p0 = self.proc_of[c]
         if lo >= self.first[p0] and hi < self.first[p0] + self.count[p0]:   # ResourceState._load_processor
             b = self.busy[p0] + sign * n
             self.busy[p0] = b
