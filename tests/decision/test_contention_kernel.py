@@ -175,3 +175,58 @@ def test_a_deep_copied_environment_replays_the_same_steps():
         return [(o.tobytes(), r, t) for o, r, t, *_ in map(e.step, steps)]
 
     assert run(env) == run(twin)
+
+
+def _hierarchy(cores_per_processor: list[list[int]], bandwidths: list[float], memories: list[float]):
+    """Nodes of processors of 1-4 cores each (``cores_per_processor[node]``), as small_hierarchy builds one."""
+    from hdeeprm.platform.hierarchy import ResourceHierarchy
+    counts = [k for node in cores_per_processor for k in node]
+    proc_node = [n for n, node in enumerate(cores_per_processor) for _ in node]
+    return ResourceHierarchy(
+        core_processor=np.repeat(np.arange(len(counts)), counts), processor_node=np.array(proc_node),
+        processor_n_cores=np.array(counts), processor_speed=np.full(len(counts), 2.0e9),
+        processor_power=np.full(len(counts), 10.0),
+        processor_mem_bw=np.array([bandwidths[p % len(bandwidths)] for p in range(len(counts))]),
+        processor_type=["T"] * len(counts), node_cluster=np.zeros(len(cores_per_processor), dtype=np.int64),
+        node_memory=np.array([memories[n % len(memories)] for n in range(len(cores_per_processor))]),
+        node_type=["N"] * len(cores_per_processor), cluster_id=["c"])
+
+
+@compiled
+@pytest.mark.parametrize("model", [ContentionModel, NoContention])
+def test_random_platforms_and_jobs_equal_the_pure_path_to_the_bit(model):
+    """Hypothesis draws platforms (nodes of processors of 1-4 cores) and start/end sequences."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    platforms = st.tuples(st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=1, max_size=3),
+                          st.lists(st.sampled_from([1.0, 4.0, 10.0]), min_size=1, max_size=3),
+                          st.lists(st.sampled_from([100.0, 1000.0]), min_size=1, max_size=3))
+
+    @settings(max_examples=80, deadline=None)
+    @given(platforms, st.lists(st.tuples(st.booleans(), st.integers(0, 2**31)), min_size=1, max_size=40))
+    def check(platform, steps):
+        h = _hierarchy(*platform)
+        fast, slow = ResourceState(h, model()), pure(h, model())
+        running, now = [], 0.0
+        for k, (start, seed) in enumerate(steps):
+            rng = np.random.default_rng(seed)
+            now += float(rng.uniform(0.0, 10.0))
+            if running and (not start or fast.nb_free == 0):
+                done, cores = running.pop(int(rng.integers(len(running))))
+                assert fast.release(done, cores, now) == slow.release(done, cores, now)
+            else:
+                j = job(k, 1, mem=float(rng.choice([0.0, 10.0, 50.0])), mem_bw=float(rng.choice([0.0, 0.7, 3.1])))
+                free = np.flatnonzero(fast.candidates(j.mem))
+                if not free.size:
+                    continue
+                cores = rng.choice(free, size=int(rng.integers(1, min(free.size, 6) + 1)), replace=False)
+                j = replace(j, res=len(cores))
+                assert fast.allocate(j, cores, now) == slow.allocate(j, cores, now)
+                running.append((j, cores.tolist()))
+            for name in ("core_free", "core_job", "core_pstate", "processor_busy", "processor_used_bw",
+                         "node_free_mem", "overutilization"):
+                assert np.array_equal(getattr(fast, name), getattr(slow, name), equal_nan=True), name
+        assert fast.overutilization_report(now) == slow.overutilization_report(now)
+
+    check()
