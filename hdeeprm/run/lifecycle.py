@@ -20,6 +20,7 @@ import numpy as np
 
 from hdeeprm import __version__
 from hdeeprm.config.options import Options
+from hdeeprm.decision.contention import bookkeeping_path
 from hdeeprm.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
                            remove_folder_orphans)
 from hdeeprm.outputs.visual import PLOTS
@@ -154,6 +155,7 @@ def write_run_info(outdir: Path, options: Options, workload: Workload, extra: di
     info = {
         "status": status, "pid": os.getpid(),
         "hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
+        "contention_bookkeeping": bookkeeping_path(),   # compiled or pure Python: the same results, not the same speed
         "options": options.to_dict(), "workload": {"source": workload.source, "jobs": len(workload.jobs),
                                                      "report": workload.report},
     }

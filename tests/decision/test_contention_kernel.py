@@ -118,6 +118,8 @@ def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(shared, tm
     assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "compiled"), "-q"]) == 0
     monkeypatch.setattr(contention, "SmallJobKernel", None)
     assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "python"), "-q"]) == 0
+    for run, path in (("compiled", "compiled (contention_kernel)"), ("python", "pure Python (kernel not built)")):
+        assert json.loads((tmp_path / run / "run.json").read_text())["contention_bookkeeping"] == path
     names = sorted(p.name for p in (tmp_path / "compiled").iterdir() if p.name != "run.json")
     assert "out_pstate_changes.csv" in names and "overutilizations.json" in names
     for name in names:
