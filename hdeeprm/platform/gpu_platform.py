@@ -26,6 +26,7 @@ from hdeeprm.platform.library import load_library
 from hdeeprm.platform.loader import load_platform
 from hdeeprm.platform.openb import MILLI, GpuCluster, read_openb_nodes
 from hdeeprm.reading import MAX_MEMORY_MIB, MAX_NODE_CPU_MILLI
+from hdeeprm.summation import left_sum
 
 #: Columns of the GPU table: header, summary key, format.
 GPU_COLUMNS = (("model", "model", "{}"), ("type", "type", "{}"), ("grouping", "grouping", "{}"),
@@ -103,7 +104,7 @@ def gpu_summary_table(cluster: GpuCluster) -> str:
     total = {"model": "total", "type": "", "grouping": "", "nodes": cluster.nb_nodes, "gpus": cluster.nb_gpus}
     for key in ("gpu_memory_gb", "fp32_tflops", "fp16_tflops", "tdp_w"):
         values = [r[key] for r in rows]
-        total[key] = None if any(v is None for v in values) else float(sum(values))
+        total[key] = None if any(v is None for v in values) else float(left_sum(values))
     cells = [[head for head, _k, _f in GPU_COLUMNS]]
     for row in (*rows, total):
         cells.append(["-" if row[key] is None else fmt.format(row[key]) for _h, key, fmt in GPU_COLUMNS])

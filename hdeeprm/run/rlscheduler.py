@@ -45,6 +45,7 @@ from hdeeprm.decision.rlscheduler import RLS_KEYS, rls_keys
 from hdeeprm.errors import SimulationError
 from hdeeprm.outputs.metrics import bounded_slowdown
 from hdeeprm.workload.rlscheduler import RLSTrace, explicit_starts
+from hdeeprm.summation import left_sum
 
 
 @dataclass(frozen=True)
@@ -200,9 +201,9 @@ class RLSScheduler:
         starts = np.asarray(self.begin, dtype=np.float64)
         bsld = self.bounded_slowdowns(list(range(length))).tolist() if self.done else []
         started = self.started
-        mean_bsld = float(sum(bsld[j] / length for j in started)) if self.done else math.nan
+        mean_bsld = float(left_sum(bsld[j] / length for j in started)) if self.done else math.nan
         span = (self.now - self.submit[0]) * self.trace.max_procs
-        util = float(sum(self.run[j] * self.procs[j] / span for j in started)) if span > 0 else math.nan
+        util = float(left_sum(self.run[j] * self.procs[j] / span for j in started)) if span > 0 else math.nan
         return ReplayResult(start=self.start, starts=starts, order=np.asarray(started, dtype=np.int64),
                             bounded_slowdown=mean_bsld, utilization=util)
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from hdeeprm.simulation.kernel import EnergyWindow
 from hdeeprm.simulation.runs import HostRuns
+from hdeeprm.summation import left_sum
 
 #: Rows of the engine's current-pstate table ``cur`` (shape (3, nb_hosts)): speed in FLOP/s,
 #: Idle wattage in W, AllCores (computing) wattage in W of each host's current pstate.
@@ -187,7 +188,7 @@ class EnergyAccount:
                               np.fromiter(chain.from_iterable(parts), dtype=np.float64, count=len(idx))))
         else:
             idle = gather(self._cur_idle, idx)
-            idle = sum(idle) if len(idle) <= SMALL else total(idle)   # total's sum, inlined for a few hosts
+            idle = left_sum(idle) if len(idle) <= SMALL else total(idle)   # total's sum, inlined for a few hosts
         self._job_idle[i] = idle
         self._job_e[i] = 0.0
         self._job_t[i] = now
@@ -255,7 +256,7 @@ class EnergyAccount:
             new_idle: Idle wattages of their new pstates (W), k floats.
         """
         if len(idx) <= SMALL:   # total's sum, inlined for the usual few hosts
-            d = sum(new_idle) - sum(gather(self._cur_idle, idx))
+            d = left_sum(new_idle) - left_sum(gather(self._cur_idle, idx))
         else:
             d = total(new_idle) - total(gather(self._cur_idle, idx))
         self._d_idle += d

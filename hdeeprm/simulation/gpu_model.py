@@ -48,6 +48,7 @@ from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.simulation.kernel import EnergyWindow
 from hdeeprm.simulation.results import GpuTimeline, GpuUsage
 from hdeeprm.workload.gpu_jobs import GpuJobs
+from hdeeprm.summation import left_sum
 
 #: Reference GPU type of job durations when a run names none (a V100 16 GB: a datacenter training GPU of the
 #: traces' era; the Philly table does not say which GPUs its jobs ran on).
@@ -237,7 +238,8 @@ class GpuModel:
         factor = self.factor(job, placed)
         run = duration * factor
         self.speed[job] = factor
-        self.job_energy[job] = sum(self.tdp[model[p.node]] * p.gpu_milli / MILLI * len(p.gpus) for p in placed) * run
+        watts = left_sum(self.tdp[model[p.node]] * p.gpu_milli / MILLI * len(p.gpus) for p in placed)
+        self.job_energy[job] = watts * run
         for p in placed:
             self.held[model[p.node]] += p.gpu_milli * len(p.gpus)
             self.busy[p.node, p.gpus] += 1

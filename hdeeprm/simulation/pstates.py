@@ -17,6 +17,7 @@ import numpy as np
 
 from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
 from hdeeprm.simulation.runs import ARRAYS_ABOVE, MANY, RUNS, HostRuns, distinct_values
+from hdeeprm.summation import left_sum
 
 _sum = np.add.reduce
 
@@ -86,7 +87,7 @@ class HostPstates:
         if isinstance(idx, slice):
             hosts_speed, hosts_idle, hosts_comp = speed[idx], idle[idx], comp[idx]
             if len(hosts_idle) <= SMALL:
-                return min(hosts_speed), sum(hosts_idle), sum(hosts_comp)
+                return min(hosts_speed), left_sum(hosts_idle), left_sum(hosts_comp)
             if curs is not None:   # total()'s NumPy sums, of the same values
                 return float(curs[SPEED, idx].min()), float(_sum(curs[IDLE, idx])), float(_sum(curs[COMP, idx]))
             return min(hosts_speed), total(hosts_idle), total(hosts_comp)
@@ -96,7 +97,7 @@ class HostPstates:
                 min(curs[SPEED, a:b].min() for a, b in runs)
             return float(low), float(_sum(self._runs_of(IDLE, hosts))), float(_sum(self._runs_of(COMP, hosts)))
         if len(hosts) <= SMALL:   # total's sum, inlined for the usual few hosts
-            return min(gather(speed, hosts)), sum(gather(idle, hosts)), sum(gather(comp, hosts))
+            return min(gather(speed, hosts)), left_sum(gather(idle, hosts)), left_sum(gather(comp, hosts))
         return min(gather(speed, hosts)), total(gather(idle, hosts)), total(gather(comp, hosts))
 
     def switch_groups(self, groups: Sequence[tuple[Sequence[int], int]], host_job: list[int],
@@ -166,7 +167,7 @@ class HostPstates:
             :meth:`~hdeeprm.simulation.energy.EnergyAccount.switch_hosts` sums them (same figure to the bit).
         """
         n = len(hosts)
-        if n == 1:   # sum() of one value is that value
+        if n == 1:   # the sum of one value is that value
             a = hosts[0]
             speed, idle, comp = self.tab[p]
             cur_speed, cur_idle, cur_comp = self.cur
@@ -182,11 +183,11 @@ class HostPstates:
         b = hosts[-1] + 1
         if b - a != n:   # not one run: gathers, then the per-host copies of apply()
             new, old = gather(idle, hosts), gather(cur_idle, hosts)
-            d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
+            d = left_sum(new) - left_sum(old) if n <= SMALL else total(new) - total(old)
             self.apply(hosts, p)
             return d
         new, old = idle[a:b], cur_idle[a:b]
-        d = sum(new) - sum(old) if n <= SMALL else total(new) - total(old)
+        d = left_sum(new) - left_sum(old) if n <= SMALL else total(new) - total(old)
         speed, idle, comp = self._rows[p]   # slice copies (between memoryviews with arrays)
         cur_idle[a:b] = idle[a:b]
         cur_speed[a:b] = speed[a:b]
