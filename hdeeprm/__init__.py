@@ -40,6 +40,7 @@ The other modules:
 * :mod:`~hdeeprm.reading`: The reading rules every text input of HDeepRM follows, written once.
 * :mod:`~hdeeprm.registry`: Registries of names: one place per kind of named thing, with closest-match
   suggestions.
+* :mod:`~hdeeprm.summation`: Left-to-right float sums, the same on every Python version (the outputs' energies).
 * :mod:`~hdeeprm.cli`: HDeepRM's console scripts, one module each.
 * :mod:`~hdeeprm.outputs`: Outputs: the field's metrics (defined once), Batsim-format writers and plots.
 * :mod:`~hdeeprm.serve`: HDeepRM's environments over the network, the OpenEnv way (``pip install -e

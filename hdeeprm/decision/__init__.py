@@ -5,7 +5,8 @@
 :mod:`~hdeeprm.decision.orderings` and a core selection from
 :mod:`~hdeeprm.decision.core_selection`, applied by a start strategy from
 :mod:`~hdeeprm.decision.strategies`) into Batsim commands, while
-:mod:`~hdeeprm.decision.contention` keeps memory, bandwidth and pstates.
+:mod:`~hdeeprm.decision.contention` keeps memory, bandwidth and pstates (its small-job path compiled
+in ``contention_kernel.pyx`` when the install built it).
 Observations and rewards read a :class:`~hdeeprm.decision.view.StateView`.
 
 The other modules:
