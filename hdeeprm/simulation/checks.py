@@ -41,10 +41,8 @@ def host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray]:
     """
     if not hosts:
         raise PlatformError("the platform must have at least one compute host, got 0")
-    table = np.full((max(len(h.speeds) for h in hosts), 3, len(hosts)), np.nan)
-    nb_ps = np.empty(len(hosts), dtype=np.intp)
-    for i, h in enumerate(hosts):
-        k = len(h.speeds)
+    counts = [len(h.speeds) for h in hosts]
+    for h, k in zip(hosts, counts):
         if k == 0 or len(h.idle_watts) != k or len(h.computing_watts) != k:
             raise PlatformError(
                 f"host {h.name!r} must have as many idle/computing wattages as speeds (>= 1), got "
@@ -52,10 +50,17 @@ def host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray]:
         if not 0 <= h.initial_pstate < k:
             raise PlatformError(f"host {h.name!r}: initial pstate must be in [0, {k - 1}], "
                                 f"got {h.initial_pstate}")
+    nb_ps = np.array(counts, dtype=np.intp)
+    table = np.full((max(counts), 3, len(hosts)), np.nan)
+    if min(counts) == max(counts):   # the usual platform: one array per row, not three copies per host
+        table[:, SPEED] = np.array([h.speeds for h in hosts], dtype=np.float64).T
+        table[:, IDLE] = np.array([h.idle_watts for h in hosts], dtype=np.float64).T
+        table[:, COMP] = np.array([h.computing_watts for h in hosts], dtype=np.float64).T
+        return table, nb_ps
+    for i, (h, k) in enumerate(zip(hosts, counts)):
         table[:k, SPEED, i] = h.speeds
         table[:k, IDLE, i] = h.idle_watts
         table[:k, COMP, i] = h.computing_watts
-        nb_ps[i] = k
     return table, nb_ps
 
 
