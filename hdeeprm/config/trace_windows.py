@@ -57,6 +57,7 @@ class TraceWindows:
         #: Row of each usable record, in trace order: a window's records are read from its span only.
         self._usable_rows = np.flatnonzero(skip_rules(self._records)[3])
         self._conversion = swf_conversion(options, hierarchy)
+        self._profiles: dict = {}   # the profiles of the jobs converted so far, by amount: every window reuses them
 
     def workload(self, first_job: int = 0, nb_jobs: int | None = None) -> Workload:
         """The window of ``nb_jobs`` usable jobs after the first ``first_job`` (None: to the end).
@@ -70,10 +71,10 @@ class TraceWindows:
         rows = self._usable_rows
         if nb_jobs is None or not 0 <= first_job < first_job + nb_jobs <= len(rows):   # beyond the trace: as it is
             return records_to_workload([self._records], nb_jobs=nb_jobs, first_job=first_job, source=self._source,
-                                       **self._conversion)
+                                       profiles=self._profiles, **self._conversion)
         # The window's span: from just after the last usable record passed over (the skipped records there
         # count in the window's report) to its own last usable record.
         start = int(rows[first_job - 1]) + 1 if first_job else 0
         end = int(rows[first_job + nb_jobs - 1]) + 1
         return records_to_workload([self._records[start:end]], nb_jobs=nb_jobs, source=self._source,
-                                   **self._conversion)
+                                   profiles=self._profiles, **self._conversion)

@@ -256,7 +256,8 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
                         profile_type: str = DEFAULT_PROFILE_TYPE, default_mem: float = DEFAULT_MEM,
                         mem_bw_choices: Sequence[float] = DEFAULT_MEM_BW_CHOICES, seed: int = 0,
                         name: str = "w0", source: str = "",
-                        enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME) -> Workload:
+                        enforce_walltime: bool = DEFAULT_ENFORCE_WALLTIME,
+                        profiles: dict[str, dict[float, Profile]] | None = None) -> Workload:
     """Convert SWF records to a workload (the engine of :func:`swf_to_workload`).
 
     Args:
@@ -264,6 +265,9 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
             yielded by :func:`~hdeeprm.workload.swf.iter_swf_chunks`) or sequences of
             :class:`~hdeeprm.workload.swf.SWFRecord`.
         source: Path recorded in :attr:`Workload.source`.
+        profiles: Profiles already made, ``{profile_type: {amount: Profile}}``, shared by the calls that pass
+            the same dict (profiles are immutable; the windows of one trace reuse theirs); the new ones are
+            added. None: this call's own.
         nb_cores, reference_speed, nb_jobs, first_job, time_window, actual_work,
         profile_type, default_mem, mem_bw_choices, seed, name, enforce_walltime: As in
             :func:`swf_to_workload`.
@@ -318,18 +322,18 @@ def records_to_workload(chunks: Iterable[np.ndarray | Sequence[SWFRecord]], *, n
         work, prefix = actual, "d"
     else:
         work, prefix = actual * float(reference_speed), "ph"
-    profiles: dict[float, Profile] = {}
+    made: dict[float, Profile] = {} if profiles is None else profiles.setdefault(profile_type, {})
     jobs: list[Job] = []
     columns = zip(kept[order, 0].astype(np.int64).tolist(), subtime[order].tolist(),
                   size[order].tolist(), requested[order].tolist(), work[order].tolist(),
                   mem[order].tolist(), mem_bw[order].tolist())
     for index, (number, sub, res, walltime, amount, job_mem, job_bw) in enumerate(columns):
-        profile = profiles.get(amount)
+        profile = made.get(amount)
         if profile is None:
             label = prefix + _token(amount)
             profile = (Profile(label, DELAY, delay=amount) if profile_type == DELAY
                        else Profile(label, PARALLEL_HOMOGENEOUS, cpu=amount))
-            profiles[amount] = profile
+            made[amount] = profile
         jobs.append(Job(index, str(number), sub, res, walltime if enforce_walltime else -1.0, profile,
                         job_mem, job_bw, number, walltime))
     return Workload(jobs, name=name, nb_res=int(nb_cores), reference_speed=float(reference_speed),

@@ -29,6 +29,9 @@ def test_every_window_equals_the_trace_converted_for_it(changes):
         window = windows.workload(first, count)
         assert _jobs(window) == _jobs(expected)
         assert window.report == expected.report and window.source == expected.source
+    if not changes:   # profiles are made once per amount and shared by the windows (immutable; Tsafrir's
+        # ratios are drawn per window, so there a job's amount changes from one window to the next)
+        assert windows.workload(0, 50).jobs[10].profile is windows.workload(5, 60).jobs[5].profile
 
 
 def test_an_environment_on_a_window_runs_as_on_the_converted_trace():
