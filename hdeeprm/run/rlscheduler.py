@@ -44,8 +44,8 @@ import numpy as np
 from hdeeprm.decision.rlscheduler import RLS_KEYS, rls_keys
 from hdeeprm.errors import SimulationError
 from hdeeprm.outputs.metrics import bounded_slowdown
-from hdeeprm.workload.rlscheduler import RLSTrace, explicit_starts
 from hdeeprm.summation import left_sum
+from hdeeprm.workload.rlscheduler import RLSTrace, explicit_starts
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,8 @@ from hdeeprm.platform.gpu_types import GpuType, load_gpu_library
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.simulation.kernel import EnergyWindow
 from hdeeprm.simulation.results import GpuTimeline, GpuUsage
-from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.summation import left_sum
+from hdeeprm.workload.gpu_jobs import GpuJobs
 
 #: Reference GPU type of job durations when a run names none (a V100 16 GB: a datacenter training GPU of the
 #: traces' era; the Philly table does not say which GPUs its jobs ran on).
