@@ -86,12 +86,11 @@ class ResourceState:
         self.nb_free = h.nb_cores
         n = h.nb_processors
         run0, idle0 = self.model.pstates(0, 0.0, 1.0)
-        compiled = SmallJobKernel is not None and type(self.model) in KERNEL_MODELS
+        compiled = self._compiled()
         # The small-job path reads and writes the per-core and per-processor state one by one: lists (the
         # fastest) on a platform of up to ARRAYS_ABOVE cores, kept in step with core_free, processor_busy
         # and processor_used_bw; above, memoryviews of those arrays (a little slower one by one, but
-        # nothing to keep in step when a large job changes thousands of cores at once). The compiled kernel
-        # works on the arrays.
+        # nothing to keep in step when a large job changes thousands of cores at once); the compiled kernel's.
         self._arrays = compiled or h.nb_cores > ARRAYS_ABOVE
         if self._arrays:
             # Over-utilization per processor: whether one is open, events, seconds, start of the open one
@@ -122,7 +121,13 @@ class ResourceState:
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
         #: The compiled small-job path, or None (not built, or a contention model it does not know).
-        self.kernel = SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS) if compiled else None
+        self.kernel = self._new_kernel() if compiled else None
+
+    def _compiled(self) -> bool:   # the compiled kernel is built and knows this state's contention model
+        return SmallJobKernel is not None and type(self.model) in KERNEL_MODELS
+
+    def _new_kernel(self):   # the compiled kernel over this state's arrays (array mode)
+        return SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS)
 
     def __getstate__(self) -> dict:
         """For copy.deepcopy and pickle: the arrays, without their memoryviews and the kernel (remade on load)."""
@@ -138,8 +143,7 @@ class ResourceState:
         if self._arrays:
             for view, array in _VIEWS.items():
                 setattr(self, view, memoryview(getattr(self, array)))
-        compiled = self.kernel and SmallJobKernel is not None
-        self.kernel = SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS) if compiled else None
+        self.kernel = self._new_kernel() if self.kernel and self._compiled() else None
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""
