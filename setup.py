@@ -6,8 +6,9 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 #: The compiled small-job path of the contention bookkeeping (hdeeprm/decision/contention_kernel.pyx). Optional:
-#: without Cython or a C compiler the install goes on, and hdeeprm uses its pure-Python path (same results).
-KERNEL = Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"], optional=True)
+#: without Cython or a C compiler the install goes on (OptionalBuildExt), and hdeeprm uses its pure-Python path
+#: (same results).
+KERNEL = Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"])
 try:
     from Cython.Build import cythonize
 except ImportError:
