@@ -5,16 +5,17 @@ from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-#: The compiled small-job path of the contention bookkeeping (hdeeprm/decision/contention_kernel.pyx). Optional:
-#: without Cython or a C compiler the install goes on (OptionalBuildExt), and hdeeprm uses its pure-Python path
-#: (same results).
-KERNEL = Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"])
+#: The compiled paths (optional: without Cython or a C compiler the install goes on (OptionalBuildExt), and
+#: hdeeprm uses its pure-Python paths, same results): the small-job contention bookkeeping
+#: (hdeeprm/decision/contention_kernel.pyx) and the streamed output rows (hdeeprm/outputs/rows_kernel.pyx).
+KERNELS = [Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"]),
+           Extension("hdeeprm.outputs.rows_kernel", ["hdeeprm/outputs/rows_kernel.pyx"])]
 try:
     from Cython.Build import cythonize
 except ImportError:
     EXTENSIONS = []
 else:
-    EXTENSIONS = cythonize([KERNEL], quiet=True)
+    EXTENSIONS = cythonize(KERNELS, quiet=True)
 
 
 class OptionalBuildExt(build_ext):
@@ -25,13 +26,21 @@ class OptionalBuildExt(build_ext):
     """
 
     def build_extensions(self):
-        """Build each extension; one that fails is reported (a warning) and dropped from the install."""
+        """Build each extension; one that fails is reported (a warning) and dropped from the install.
+
+        Floating-point contraction is turned off (GCC and Clang may fuse ``a * b + c`` into one FMA where the
+        processor has it, e.g. on ARM64, which rounds once instead of twice): the kernels must compute what
+        Python computes, to the bit.
+        """
+        if self.compiler.compiler_type != "msvc":   # MSVC does not contract unless told to (/fp:contract)
+            for ext in self.extensions:
+                ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
         built = []
         for ext in self.extensions:
             try:
                 self.build_extension(ext)
             except Exception as error:   # any failure: the pure-Python path gives the same results
-                self.warn(f"{ext.name} not built ({error}); HDeepRM will run its pure-Python contention path")
+                self.warn(f"{ext.name} not built ({error}); HDeepRM will run its pure-Python path instead")
             else:
                 built.append(ext)
         self.extensions = built   # the later steps (copies, the wheel's file list) skip what was not built

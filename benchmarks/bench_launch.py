@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from hdeeprm.decision.contention import bookkeeping_path
+from hdeeprm.outputs.stream import output_rows_path
 
 ROOT = Path(__file__).resolve().parents[1]
 # The examples name the public traces as $HDEEPRM_SHARED/traces/... (default: ../shared).
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=list(SCALING_SIZES),
                    help="with --scaling: jobs of each window, 0 = all (default: 1000 5000 10000 20000 0)")
     args = p.parse_args(argv)
-    print(f"contention bookkeeping: {bookkeeping_path()}")
+    print(f"contention bookkeeping: {bookkeeping_path()}; output rows: {output_rows_path()}")
     if args.scaling:
         for path in args.options or [str(ROOT / SCALING_OPTIONS)]:
             bench_scaling(path, args.sizes, args.repeat)

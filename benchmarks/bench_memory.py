@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from hdeeprm.decision.contention import bookkeeping_path
+from hdeeprm.outputs.stream import output_rows_path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Node type and count of the default platform: 5,832 x 16 cores = 93,312 cores.
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=CURIE_NODES, help=f"{NODE_TYPE} nodes ({CURIE_NODES})")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
-    print(f"contention bookkeeping: {bookkeeping_path()}")
+    print(f"contention bookkeeping: {bookkeeping_path()}; output rows: {output_rows_path()}")
     print(f"platform: {args.nodes} x {NODE_TYPE} = {args.nodes * CORES_PER_NODE:,} cores; "
           f"Lublin-Feitelson trace, seed {args.seed}", flush=True)
     previous = None

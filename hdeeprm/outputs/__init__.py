@@ -12,7 +12,8 @@ The other modules:
   against the arrived GPU share.
 * :mod:`~hdeeprm.outputs.gpu_outputs`: Metrics, files and plots of a timed GPU run
   (a :class:`~hdeeprm.simulation.results.SimulationResult` with its GPU part).
-* :mod:`~hdeeprm.outputs.stream`: Batsim-format outputs written while the simulation runs, in bounded memory.
+* :mod:`~hdeeprm.outputs.stream`: Batsim-format outputs written while the simulation runs, in bounded memory
+  (its rows made in ``rows_kernel.pyx`` when the install built it; the pure-Python rows otherwise, same bytes).
 * :mod:`~hdeeprm.outputs.sweep`: Outputs of ``hdeeprm-sweep``: the summary table as Parquet, and the plot of
   every cell's main metrics.
 """

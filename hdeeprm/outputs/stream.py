@@ -21,12 +21,23 @@ from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MAC
                                         distinct_interval_set, initial_pstate_rows,
                                         job_row, machine_state_row, pstate_rows)
 from hdeeprm.files import open_for_writing
+from hdeeprm.outputs.metrics import job_slowdown
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.recording import Recorder
 from hdeeprm.workload.model import Job, JobState
 
+try:
+    from hdeeprm.outputs.rows_kernel import JobRows, StreamRows
+except ImportError:   # the extension was not built: the pure-Python rows (same bytes)
+    JobRows = StreamRows = None
+
 #: Write buffer of each streamed file, bytes.
 BUFFER = 1 << 20
+
+
+def output_rows_path() -> str:
+    """Which path makes the streamed rows in this install (``run.json`` and the benchmarks name it)."""
+    return "compiled (rows_kernel)" if StreamRows is not None else "pure Python (kernel not built)"
 
 
 class CsvStream(Recorder):
@@ -56,6 +67,13 @@ class CsvStream(Recorder):
         self._rows = EnergyRows()
         self._energy_rows = self._rows.row
         self._ms_now, self._ms_busy, self._ms_text, self._tg = None, -1, "", ""
+        if energy is not None and StreamRows is not None:   # the compiled rows (same bytes), bound over the methods
+            rows = StreamRows(nb_hosts, energy, self._ms, self._ps, self._en, distinct_interval_set)
+            self.job_started, self.job_ended, self.switching = rows.job_started, rows.job_ended, rows.switching
+            self.switched, self.switched_groups = rows.switched, rows.switched_groups
+        if JobRows is not None:
+            self.job_finished = JobRows(workload_name, self._jobs, job_row, distinct_interval_set,
+                                        job_slowdown, JobState.COMPLETED_SUCCESSFULLY, JobState.REJECTED).job_finished
 
     @staticmethod
     def open(outdir: str | os.PathLike, prefix: str, initial_pstates: np.ndarray, energy: bool) -> dict:
@@ -89,9 +107,19 @@ class CsvStream(Recorder):
 
     @staticmethod
     def close_files(files: dict) -> None:
-        """Flush and close files opened by :meth:`open`."""
+        """Flush and close files opened by :meth:`open`: every one, even when one fails (a full disk).
+
+        Raises:
+            OSError: The first file that could not be flushed (the others are closed all the same).
+        """
+        failed = None
         for f in files.values():
-            f.close()
+            try:
+                f.close()
+            except OSError as error:
+                failed = failed or error
+        if failed is not None:
+            raise failed
 
     def _energy_row(self, now: float, kind: str) -> None:
         account = self._energy

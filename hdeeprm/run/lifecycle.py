@@ -23,6 +23,7 @@ from hdeeprm.config.options import Options
 from hdeeprm.decision.contention import bookkeeping_path
 from hdeeprm.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
                            remove_folder_orphans)
+from hdeeprm.outputs.stream import output_rows_path
 from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.workload.model import Workload
 
@@ -156,6 +157,7 @@ def write_run_info(outdir: Path, options: Options, workload: Workload, extra: di
         "status": status, "pid": os.getpid(),
         "hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
         "contention_bookkeeping": bookkeeping_path(),   # compiled or pure Python: the same results, not the same speed
+        "output_rows": output_rows_path(),   # the same
         "options": options.to_dict(), "workload": {"source": workload.source, "jobs": len(workload.jobs),
                                                      "report": workload.report},
     }

@@ -1,0 +1,410 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled rows of :class:`~hdeeprm.outputs.stream.CsvStream`: machine states, pstate changes, energy.
+
+A replay that writes Batsim's outputs spends most of its output time making the rows of
+``out_machine_states.csv``, ``out_pstate_changes.csv`` and ``out_consumed_energy.csv`` (several per job
+start, end and pstate switch). :class:`StreamRows` makes them in C buffers, numbers converted by
+CPython's own ``PyOS_double_to_string`` (the conversion behind ``"%f" % x`` and ``f"{x:g}"``), so the text
+is the same to the byte as the pure-Python path of :mod:`hdeeprm.outputs.stream` and
+:mod:`hdeeprm.outputs.batsim_csv` (``machine_state_row``, ``EnergyRows``, ``pstate_rows``,
+``ascending_interval_set``), which stays the fallback when this extension is not built;
+``tests/outputs/test_rows_kernel.py`` checks both give the same bytes.
+
+The platform energy written with a row is ``offset + power * now`` (:class:`~hdeeprm.simulation.energy.EnergyAccount`),
+computed here with the same two IEEE 754 double operations (the build turns floating-point contraction off).
+"""
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from libc.stdio cimport snprintf
+from libc.string cimport memcpy, strlen
+
+
+cdef extern from "Python.h":
+    char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
+
+
+cdef class _Text:
+    """A growable ASCII buffer."""
+
+    cdef char* data
+    cdef Py_ssize_t size, cap
+
+    def __cinit__(self):
+        self.cap = 256
+        self.size = 0
+        self.data = <char*> PyMem_Malloc(self.cap)
+        if self.data == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef int _room(self, Py_ssize_t n) except -1:
+        cdef Py_ssize_t cap = self.cap
+        cdef char* grown
+        if self.size + n <= cap:
+            return 0
+        while self.size + n > cap:
+            cap *= 2
+        grown = <char*> PyMem_Realloc(self.data, cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.data, self.cap = grown, cap
+        return 0
+
+    cdef int add(self, const char* text, Py_ssize_t n) except -1:
+        self._room(n)
+        memcpy(self.data + self.size, text, n)
+        self.size += n
+        return 0
+
+    cdef int add_text(self, _Text other) except -1:
+        return self.add(other.data, other.size)
+
+    cdef int add_char(self, char c) except -1:
+        self._room(1)
+        self.data[self.size] = c
+        self.size += 1
+        return 0
+
+    cdef int add_double(self, double x, char code) except -1:
+        """``"%f" % x`` (code 'f') or ``f"{x:g}"`` (code 'g'): CPython's conversion."""
+        cdef char* text = PyOS_double_to_string(x, code, 6, 0, NULL)
+        try:
+            self.add(text, strlen(text))
+        finally:
+            PyMem_Free(text)
+        return 0
+
+    cdef int add_long(self, long long v) except -1:
+        cdef char digits[32]
+        cdef int n = snprintf(digits, 32, "%lld", v)
+        return self.add(digits, n)
+
+    cdef int add_str(self, str text) except -1:
+        cdef Py_ssize_t n
+        cdef const char* data = PyUnicode_AsUTF8AndSize(text, &n)
+        return self.add(data, n)
+
+    cdef str pop(self):
+        """The text so far as a str; the buffer is emptied."""
+        cdef str out = PyUnicode_DecodeASCII(self.data, self.size, NULL)
+        self.size = 0
+        return out
+
+
+cdef class StreamRows:
+    """Rows of the machine-state, pstate-change and energy files of a streamed run with energy.
+
+    The methods are :class:`~hdeeprm.simulation.recording.Recorder`'s (``job_started``, ``job_ended``,
+    ``switching``, ``switched``, ``switched_groups``); :class:`~hdeeprm.outputs.stream.CsvStream` binds them
+    in place of its own when this extension is built. Every row of those three files must come from here
+    (the rows carry state: the previous energy row, the last machine-state row).
+
+    Args:
+        nb_hosts: Number of compute hosts.
+        account: The engine's :class:`~hdeeprm.simulation.energy.EnergyAccount` (read: ``offset``, ``power``,
+            ``wattmin``).
+        machine_states, pstate_changes, consumed_energy: The ``write`` methods of the three open files.
+        host_text: ``host_text(hosts)``: the interval-set text of distinct host ids in any order
+            (:func:`~hdeeprm.outputs.batsim_csv.distinct_interval_set`), for the groups this class does not
+            write itself (not a list of ascending ids).
+    """
+
+    cdef long long nb_hosts
+    cdef object account, ms_write, ps_write, en_write, host_text
+    cdef _Text ms, ps, en, head, wattmin_text, t_text, ms_row, tg
+    # EnergyRows' state: time and energy of the previous row (0, 0 before the first)
+    cdef double t, e, wattmin, text_t
+    cdef bint has_wattmin, has_text_t
+    # the machine-state row kept while time and load do not change
+    cdef double ms_now
+    cdef long long ms_busy
+    cdef bint has_ms
+
+    def __init__(self, long long nb_hosts, account, machine_states, pstate_changes, consumed_energy, host_text):
+        self.nb_hosts = nb_hosts
+        self.account = account
+        self.ms_write, self.ps_write, self.en_write = machine_states, pstate_changes, consumed_energy
+        self.host_text = host_text
+        self.ms, self.ps, self.en = _Text(), _Text(), _Text()
+        self.head, self.wattmin_text, self.t_text, self.ms_row, self.tg = _Text(), _Text(), _Text(), _Text(), _Text()
+        self.t = self.e = 0.0
+        self.has_wattmin = self.has_text_t = self.has_ms = False
+        self.ms_busy = -1
+
+    cdef double _energy(self, double now) except? -1.0:
+        cdef double offset = self.account.offset
+        cdef double power = self.account.power
+        return offset + power * now
+
+    cdef int _machine_state(self, double now, long long nb_busy) except -1:
+        """Keep the machine-state row of ``now`` in :attr:`ms_row` (and its ``%g,`` time text in :attr:`tg`)."""
+        cdef Py_ssize_t i
+        if not self.has_ms or now != self.ms_now or nb_busy != self.ms_busy:
+            row = self.ms_row
+            row.size = 0
+            row.add_double(now, b'g')
+            row.add(",0,0,0,", 7)
+            row.add_long(self.nb_hosts - nb_busy)
+            row.add_char(b',')
+            row.add_long(nb_busy)
+            row.add_char(b'\n')
+            if not self.has_ms or now != self.ms_now:
+                self.tg.size = 0
+                i = 0
+                while row.data[i] != b',':
+                    i += 1
+                self.tg.add(row.data, i + 1)
+            self.has_ms, self.ms_now, self.ms_busy = True, now, nb_busy
+        return 0
+
+    cdef int _wattmin(self, double wattmin) except -1:
+        if not self.has_wattmin or wattmin != self.wattmin:
+            self.has_wattmin, self.wattmin = True, wattmin
+            self.wattmin_text.size = 0
+            self.wattmin_text.add_double(wattmin, b'f')
+        return 0
+
+    cdef int _row(self, double t, double e, char kind, double wattmin) except -1:
+        """EnergyRows.row into :attr:`en`."""
+        cdef double dt
+        cdef bint na
+        cdef _Text en = self.en
+        if t == self.t and e == self.e and self.head.size:
+            na = True
+        else:
+            dt = t - self.t
+            na = not dt > 0
+            if not self.has_text_t or t != self.text_t:
+                self.has_text_t, self.text_t = True, t
+                self.t_text.size = 0
+                self.t_text.add_double(t, b'f')
+                self.t_text.add_char(b',')
+            self.head.size = 0
+            self.head.add_text(self.t_text)
+            self.head.add_double(e, b'f')
+            self.head.add_char(b',')
+            if not na:
+                dt = (e - self.e) / dt
+            self.t, self.e = t, e
+        self._wattmin(wattmin)
+        en.add_text(self.head)
+        en.add_char(kind)
+        en.add_char(b',')
+        en.add_text(self.wattmin_text)
+        en.add_char(b',')
+        if na:
+            en.add("NA", 2)
+        else:
+            en.add_double(dt, b'f')
+        en.add_char(b'\n')
+        return 0
+
+    cdef int _again(self, char kind, double wattmin) except -1:
+        """EnergyRows.again into :attr:`en`."""
+        cdef _Text en = self.en
+        self._wattmin(wattmin)
+        en.add_text(self.head)
+        en.add_char(kind)
+        en.add_char(b',')
+        en.add_text(self.wattmin_text)
+        en.add(",NA\n", 4)
+        return 0
+
+    cdef int _hosts(self, _Text out, object hosts, bint ascending) except -1:
+        """The interval-set text of a group's hosts (``ascending_interval_set`` / ``distinct_interval_set``)."""
+        cdef list ids
+        cdef Py_ssize_t n, k
+        cdef long long lo, prev, h
+        if ascending and type(hosts) is list and len(<list> hosts) > 0:
+            ids = <list> hosts
+            n = len(ids)
+            lo = prev = ids[0]
+            for k in range(1, n):
+                h = ids[k]
+                if h <= prev:   # not ascending after all: the Python text, whatever the ids
+                    out.add_str(self.host_text(hosts))
+                    return 0
+                prev = h
+            k = 0
+            while k < n:   # one run after the other (ids ascending and distinct), separated by spaces
+                lo = prev = ids[k]
+                if k:
+                    out.add_char(b' ')
+                k += 1
+                while k < n and <long long> ids[k] == prev + 1:
+                    prev = ids[k]
+                    k += 1
+                out.add_long(lo)
+                if prev != lo:
+                    out.add_char(b'-')
+                    out.add_long(prev)
+            return 0
+        out.add_str(self.host_text(hosts))
+        return 0
+
+    cdef int _pstate_rows(self, _Text time_text, object hosts, long long pstate, bint ascending) except -1:
+        """The two rows of one switch (``-1`` then the pstate) into :attr:`ps`."""
+        cdef _Text ps = self.ps
+        cdef Py_ssize_t start = ps.size, n
+        ps.add_text(time_text)
+        self._hosts(ps, hosts, ascending)
+        ps.add_char(b',')
+        n = ps.size - start
+        ps.add("-1\n", 3)
+        ps._room(n)
+        memcpy(ps.data + ps.size, ps.data + start, n)
+        ps.size += n
+        ps.add_long(pstate)
+        ps.add_char(b'\n')
+        return 0
+
+    def job_started(self, double now, long long nb_busy):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.job_started`."""
+        self._machine_state(now, nb_busy)
+        self.ms_write(PyUnicode_DecodeASCII(self.ms_row.data, self.ms_row.size, NULL))
+        self._row(now, self._energy(now), b's', self.account.wattmin)
+        self.en_write(self.en.pop())
+
+    def job_ended(self, double now, long long nb_busy):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.job_ended`."""
+        self._machine_state(now, nb_busy)
+        self.ms_write(PyUnicode_DecodeASCII(self.ms_row.data, self.ms_row.size, NULL))
+        self._row(now, self._energy(now), b'e', self.account.wattmin)
+        self.en_write(self.en.pop())
+
+    def switching(self, double now):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.switching`."""
+        self._row(now, self._energy(now), b'p', self.account.wattmin)
+        self.en_write(self.en.pop())
+
+    def switched(self, double now, hosts, long long pstate, long long nb_busy):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.switched`."""
+        cdef _Text time_text = _Text()
+        time_text.add_double(now, b'g')
+        time_text.add_char(b',')
+        self._pstate_rows(time_text, hosts, pstate, False)
+        self.ps_write(self.ps.pop())
+        self._machine_state(now, nb_busy)
+        self.ms_write(PyUnicode_DecodeASCII(self.ms_row.data, self.ms_row.size, NULL))
+        self._row(now, self._energy(now), b'p', self.account.wattmin)
+        self.en_write(self.en.pop())
+
+    def switched_groups(self, double now, list groups, wattmins, long long nb_busy, bint ascending=False):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.switched_groups`."""
+        cdef Py_ssize_t g, n = len(groups)
+        cdef _Text ms = self.ms
+        self._machine_state(now, nb_busy)
+        for g in range(n):
+            ms.add_text(self.ms_row)
+        self.ms_write(ms.pop())
+        for g in range(n):
+            hosts, pstate = groups[g]
+            self._pstate_rows(self.tg, hosts, pstate, ascending)
+        self.ps_write(self.ps.pop())
+        self._row(now, self._energy(now), b'p', wattmins[0])
+        self._again(b'p', wattmins[1])
+        for g in range(1, n):   # the wattmin after group g - 1 is the one before group g
+            self._again(b'p', wattmins[g])
+            self._again(b'p', wattmins[g + 1])
+        self.en_write(self.en.pop())
+
+
+cdef class JobRows:
+    """Rows of ``out_jobs.csv`` of the jobs that ran (:func:`~hdeeprm.outputs.batsim_csv.format_job_row`'s text).
+
+    Args:
+        name: The workload name (``workload_name`` column).
+        write: The ``write`` method of the open ``out_jobs.csv``.
+        python_row: :func:`~hdeeprm.outputs.batsim_csv.job_row`, for a rejected job (written through it, rare).
+        host_text: :func:`~hdeeprm.outputs.batsim_csv.distinct_interval_set` (allocations that are not one run
+            of consecutive ids).
+        stretch: :func:`~hdeeprm.outputs.metrics.job_slowdown` (the one definition of the stretch).
+        success: ``JobState.COMPLETED_SUCCESSFULLY``; rejected: ``JobState.REJECTED``.
+    """
+
+    cdef object write, python_row, host_text, stretch, success, rejected
+    cdef str workload
+    cdef _Text name, row
+
+    def __init__(self, str name, write, python_row, host_text, stretch, success, rejected):
+        self.workload = name
+        self.write, self.python_row, self.host_text, self.stretch = write, python_row, host_text, stretch
+        self.success, self.rejected = success, rejected
+        self.name, self.row = _Text(), _Text()
+        self.name.add_str(name)
+
+    cdef int _field(self, object value) except -1:
+        """``"%s" % value``, then a comma."""
+        if type(value) is int:
+            self.row.add_long(value)
+        else:
+            self.row.add_str(value if type(value) is str else str(value))
+        self.row.add_char(b',')
+        return 0
+
+    cdef int _number(self, double value) except -1:
+        """``"%f" % value``, then a comma."""
+        self.row.add_double(value, b'f')
+        self.row.add_char(b',')
+        return 0
+
+    cdef int _hosts(self, object allocation) except -1:
+        """``distinct_interval_set(allocation)``, written here when the ids are one run."""
+        cdef tuple ids
+        cdef Py_ssize_t k, n
+        cdef long long lo, hi, h
+        if type(allocation) is tuple and len(<tuple> allocation) > 0:
+            ids = <tuple> allocation
+            n = len(ids)
+            lo = hi = ids[0]
+            for k in range(1, n):
+                h = ids[k]
+                if h < lo:
+                    lo = h
+                elif h > hi:
+                    hi = h
+            if hi - lo + 1 == n:   # distinct ids: exactly lo..hi
+                self.row.add_long(lo)
+                if hi != lo:
+                    self.row.add_char(b'-')
+                    self.row.add_long(hi)
+                return 0
+        self.row.add_str(self.host_text(allocation))
+        return 0
+
+    def job_finished(self, job, state, double start, double finish, allocation, double energy, str reason):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.job_finished`: the job's row, written now."""
+        cdef double sub, run, turnaround, stretch
+        if state is self.rejected or allocation is None:
+            self.write(self.python_row(job, self.workload, state, start, finish, allocation, energy, reason) + "\n")
+            return
+        sub = job.subtime
+        run = finish - start
+        turnaround = finish - sub
+        stretch = self.stretch(turnaround, run)
+        if energy != energy:
+            energy = -1.0
+        row = self.row
+        row.size = 0
+        self._field(job.id)
+        row.add_text(self.name)
+        row.add_char(b',')
+        self._field(job.profile.name)
+        self._number(sub)
+        self._field(job.res)
+        self._number(job.walltime)
+        row.add("1," if state is self.success else "0,", 2)
+        self._field(state.value)
+        self._number(start)
+        self._number(run)
+        self._number(finish)
+        self._number(start - sub)
+        self._number(turnaround)
+        self._number(stretch)
+        self._hosts(allocation)
+        row.add_char(b',')
+        self._number(energy)
+        row.add('""\n', 3)
+        self.write(row.pop())
