@@ -15,12 +15,75 @@ computed here with the same two IEEE 754 double operations (the build turns floa
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from libc.math cimport floor, signbit
 from libc.stdio cimport snprintf
 from libc.string cimport memcpy, strlen
 
 
 cdef extern from "Python.h":
     char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
+
+
+#: Below this magnitude ``x * 1e6`` is under 2**52 (its ulp at most 0.5): :func:`_fixed6` converts it itself.
+cdef double FAST_BELOW = 4.5e9
+
+
+cdef int _fixed6(double x, char* out) noexcept:
+    """``"%f" % x`` into ``out`` (at least 24 bytes) for ``|x| < FAST_BELOW``; its length, or -1 (not handled).
+
+    The exact binary value of ``x`` rounded to 6 decimals, ties to even, as CPython's correctly rounded
+    conversion does: ``|x| * 1e6 = p + e`` exactly (Dekker's product, 1e6 having 20 significant bits), and the
+    rounding of ``p + e`` to an integer is decided by exact comparisons (Dekker, "A floating-point technique for
+    extending the available precision", Numerische Mathematik 18, 1971). A value whose fraction is within
+    rounding of one half is still decided exactly; NaN, infinities and larger values return -1.
+    """
+    cdef double a = -x if signbit(x) else x
+    cdef double p, e, c, ah, al, k, frac, d
+    cdef long long n, whole
+    cdef int length = 0, i
+    cdef char digits[24]
+    if not a < FAST_BELOW:   # also NaN
+        return -1
+    p = a * 1e6
+    c = 134217729.0 * a   # Dekker's split of a into two halves of 26 bits
+    ah = c - (c - a)
+    al = a - ah
+    e = (ah * 1e6 - p) + al * 1e6   # a * 1e6 - p, exactly
+    k = floor(p)
+    frac = p - k   # exact
+    n = <long long> k
+    if frac >= 0.25:   # below, frac + e < 0.5 (|e| <= ulp(p) / 2 <= 0.25): p + e rounds down to n
+        d = 0.5 - frac   # exact (frac within a factor 2 of 0.5): frac + e > 0.5 exactly when e > d
+        if e > d or (e == d and n % 2 == 1):
+            n += 1
+    if signbit(x):
+        out[0] = b'-'
+        length = 1
+    whole = n // 1000000
+    n = n % 1000000
+    i = 0
+    while True:
+        digits[i] = <char> (48 + whole % 10)
+        whole //= 10
+        i += 1
+        if whole == 0:
+            break
+    while i:
+        i -= 1
+        out[length] = digits[i]
+        length += 1
+    out[length] = b'.'
+    for i in range(6, 0, -1):
+        out[length + i] = <char> (48 + n % 10)
+        n //= 10
+    return length + 7
+
+
+def fixed6(double x) -> str:
+    """``"%f" % x`` as this module writes it (its own conversion below 4.5e9, CPython's above): for the tests."""
+    cdef _Text text = _Text()
+    text.add_double(x, b'f')
+    return text.pop()
 
 
 cdef class _Text:
@@ -68,7 +131,14 @@ cdef class _Text:
         return 0
 
     cdef int add_double(self, double x, char code) except -1:
-        """``"%f" % x`` (code 'f') or ``f"{x:g}"`` (code 'g'): CPython's conversion."""
+        """``"%f" % x`` (code 'f': :func:`_fixed6` when it can) or ``f"{x:g}"`` (code 'g'): CPython's text."""
+        cdef int n
+        if code == b'f':
+            self._room(24)
+            n = _fixed6(x, self.data + self.size)
+            if n >= 0:
+                self.size += n
+                return 0
         cdef char* text = PyOS_double_to_string(x, code, 6, 0, NULL)
         try:
             self.add(text, strlen(text))

@@ -15,7 +15,8 @@ The other modules:
 * :mod:`~hdeeprm.simulation.kernel`: The event kernel: the clock, the submission stream, the heap of timed
   events and their same-instant order.
 * :mod:`~hdeeprm.simulation.pstates`: The current pstate of every host, with its speed and wattages: the
-  engine's hot per-host state.
+  engine's hot per-host state (its usual switches and sums compiled in ``pstates_kernel.pyx`` when the install
+  built it; the pure-Python path otherwise, same figures).
 * :mod:`~hdeeprm.simulation.results`: What the embedded engine hands out: a :class:`Batch` per instant, a
   :class:`SimulationResult`.
 """

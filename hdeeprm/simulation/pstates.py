@@ -7,6 +7,11 @@ list slices). On a larger platform, whose jobs span thousands of hosts, they are
 and written host by host through ``memoryview`` s and, for a large host set (a
 :class:`~hdeeprm.simulation.runs.HostRuns`), by array slices over its runs. The numbers come from the
 engine's pstate table (Batsim host properties, see :mod:`hdeeprm.simulation.checks`).
+
+In the list mode, the usual cases (the workload manager's ascending groups of up to
+:data:`~hdeeprm.simulation.energy.SMALL` hosts, and the speed and wattages of a job of up to ``SMALL``
+hosts) run compiled (``pstates_kernel.pyx``, :class:`ListPstates`) when the install built it, on the same
+lists and with the same sums; everything else, and an install without it, runs the Python code here.
 """
 from __future__ import annotations
 
@@ -20,6 +25,11 @@ from hdeeprm.simulation.runs import ARRAYS_ABOVE, MANY, RUNS, HostRuns, distinct
 from hdeeprm.summation import left_sum
 
 _sum = np.add.reduce
+
+try:   # the compiled path of the list mode (pstates_kernel.pyx), built by the install when a C compiler is there
+    from hdeeprm.simulation.pstates_kernel import ListPstates
+except ImportError:   # not built: the pure-Python path (same figures)
+    ListPstates = None
 
 
 class HostPstates:
@@ -63,6 +73,24 @@ class HostPstates:
             self.pstate = pstate
             self._rows = self.tab
             self._fill = [[p] * len(pstate) for p in range(table.shape[0])]
+        self._kernel = self._new_kernel()
+
+    def _new_kernel(self):
+        """The compiled path of the list mode (None in the array mode, or when it is not built)."""
+        if self.curs is not None or ListPstates is None:
+            return None
+        return ListPstates(self.cur, self.pstate, self.tab)
+
+    def __getstate__(self) -> dict:
+        """For copy.deepcopy and pickle: everything but the compiled path (remade on the copy's own lists)."""
+        state = self.__dict__.copy()
+        state["_kernel"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """After copy.deepcopy or pickle: the compiled path again, on the copy's lists."""
+        self.__dict__.update(state)
+        self._kernel = self._new_kernel()
 
     def _runs_of(self, k: int, hosts: HostRuns) -> np.ndarray:
         """Row ``k`` of the current values over the hosts of ``hosts``, in their order (contiguous float64)."""
@@ -82,6 +110,10 @@ class HostPstates:
                 (read by slices of :attr:`curs` over its runs: same figures to the bit).
             idx: The slice of ``hosts`` when they are one ascending run (read by slices), else anything.
         """
+        if self._kernel is not None:
+            out = self._kernel.summarise(hosts, idx)
+            if out is not None:
+                return out
         speed, idle, comp = self.cur
         curs = self.curs
         if isinstance(idx, slice):
@@ -120,6 +152,10 @@ class HostPstates:
             The indexes of the jobs on the switched hosts (-1 may be among them), the account's ``wattmin``
             before the first group and after each (empty without an account), and the number of hosts switched.
         """
+        if ascending and self._kernel is not None:
+            done = self._kernel.switch_groups(groups, host_job, account)
+            if done is not None:
+                return done
         jobs_here: set[int] = set()
         wattmins = [] if account is None else [account.wattmin]
         n_switched = 0
