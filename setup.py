@@ -8,10 +8,12 @@ HERE = Path(__file__).parent
 #: The compiled paths (optional: without Cython or a C compiler the install goes on (OptionalBuildExt), and
 #: hdeeprm uses its pure-Python paths, same results): the small-job contention bookkeeping
 #: (hdeeprm/decision/contention_kernel.pyx), the streamed output rows (hdeeprm/outputs/rows_kernel.pyx) and the
-#: engine's host pstates on small platforms (hdeeprm/simulation/pstates_kernel.pyx).
+#: engine's host pstates on small platforms (hdeeprm/simulation/pstates_kernel.pyx), and the queue statistics of a
+#: decision (hdeeprm/decision/queue_kernel.pyx: observation percentiles, action-mask heads).
 KERNELS = [Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"]),
            Extension("hdeeprm.outputs.rows_kernel", ["hdeeprm/outputs/rows_kernel.pyx"]),
-           Extension("hdeeprm.simulation.pstates_kernel", ["hdeeprm/simulation/pstates_kernel.pyx"])]
+           Extension("hdeeprm.simulation.pstates_kernel", ["hdeeprm/simulation/pstates_kernel.pyx"]),
+           Extension("hdeeprm.decision.queue_kernel", ["hdeeprm/decision/queue_kernel.pyx"])]
 try:
     from Cython.Build import cythonize
 except ImportError:

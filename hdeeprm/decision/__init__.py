@@ -7,7 +7,8 @@
 :mod:`~hdeeprm.decision.strategies`) into Batsim commands, while
 :mod:`~hdeeprm.decision.contention` keeps memory, bandwidth and pstates (its small-job path compiled
 in ``contention_kernel.pyx`` when the install built it).
-Observations and rewards read a :class:`~hdeeprm.decision.view.StateView`.
+Observations and rewards read a :class:`~hdeeprm.decision.view.StateView` (the observation's order
+statistics and the action mask's queue heads compiled in ``queue_kernel.pyx`` when the install built it).
 
 The other modules:
 

@@ -40,6 +40,7 @@ quantity unscaled, so its values are all 0.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -49,6 +50,11 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
 from hdeeprm.registry import Registry
 from hdeeprm.workload.model import Workload
+
+try:   # the compiled order statistics (queue_kernel.pyx), built by the install when a C compiler is there
+    from hdeeprm.decision.queue_kernel import QueueStats
+except ImportError:   # not built: the NumPy path (same values)
+    QueueStats = None
 
 #: Number of queue values at the end of every observation.
 N_QUEUE_VALUES = 21
@@ -191,7 +197,11 @@ class Observer:
             self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
         self._n_res = nb_res
         self.size = nb_res + N_QUEUE_VALUES
-        self._interp: dict[int, tuple] = {}
+        self._stats = self._new_stats()
+
+    def _new_stats(self):
+        """The compiled order statistics on this observer's table, or None (not built: the NumPy path)."""
+        return None if QueueStats is None else QueueStats(self._scaled_t, percentile_positions)
 
     def __setstate__(self, state: dict) -> None:
         """After copy.deepcopy or pickle: the memory and bandwidth parts are views of the one buffer again.
@@ -203,28 +213,13 @@ class Observer:
         if "_fractions" in state:
             values, n = self._fractions[0], self.hierarchy.nb_nodes
             self._fractions = (values, values[:n], values[n:])
+        self._stats = self._new_stats()
 
-    def _positions(self, n: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-        """Flat gather indices and weights of :data:`QUEUE_QUANTILES` in a sorted (4, n) array.
-
-        Returns:
-            ``(lower, upper, weight)`` of shape (20,), in output order (quantity-major);
-            ``upper``/``weight`` are None when every quantile falls on an element.
-        """
-        pos = self._interp.get(n)
-        if pos is None:
-            x = np.asarray(QUEUE_QUANTILES) * (n - 1)
-            lo = np.floor(x).astype(np.intp)
-            w = x - lo
-            rows = (np.arange(4)[:, None] * n)
-            lower = (rows + lo).ravel()
-            if np.any(w > 0.0):
-                upper = (rows + np.minimum(lo + 1, n - 1)).ravel()
-                pos = (lower, upper, np.tile(w, 4).astype(np.float32))
-            else:
-                pos = (lower, None, None)
-            self._interp[n] = pos
-        return pos
+    def __getstate__(self) -> dict:
+        """For copy.deepcopy and pickle: everything but the compiled statistics (remade on the copy)."""
+        state = self.__dict__.copy()
+        state["_stats"] = None
+        return state
 
     def queue_values(self, view: StateView, out: np.ndarray) -> None:
         """Write the 21 queue values of ``view``'s queue into ``out`` (float32, shape (21,))."""
@@ -235,11 +230,13 @@ class Observer:
         elif n == 1:
             out[:20].reshape(4, 5)[:] = self._scaled_t[:, queue[0].index, None]
             np.minimum(out[:20], np.float32(1.0), out=out[:20])
+        elif self._stats is not None:
+            self._stats.fill(view.queue_indices(queue), out)
         else:
             v = self._scaled_t.take(view.queue_indices(queue), axis=1)
             v.sort(axis=1)
             flat = v.ravel()
-            lower, upper, w = self._positions(n)
+            lower, upper, w = percentile_positions(n)
             stats = flat.take(lower)
             if upper is not None:
                 d = flat.take(upper)
@@ -287,6 +284,31 @@ class Observer:
             cores[:, 2] = left.take(st.core_job)   # a free core's -1 reads the last entry, 0
         else:
             cores[:, 2] = 0.0
+
+
+@functools.lru_cache(maxsize=None)
+def percentile_positions(n: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Flat gather indices and weights of :data:`QUEUE_QUANTILES` in a sorted (4, n) array.
+
+    NumPy's "linear" percentile method: position q (n - 1), interpolated between its floor and the next element.
+
+    Args:
+        n: Queue length, >= 1.
+
+    Returns:
+        ``(lower, upper, weight)`` of shape (20,), in output order (quantity-major): intp, intp and float32 (the
+        weight of ``upper``); ``upper`` and ``weight`` are None when every quantile falls on an element. Cached:
+        do not modify them.
+    """
+    x = np.asarray(QUEUE_QUANTILES) * (n - 1)
+    lo = np.floor(x).astype(np.intp)
+    w = x - lo
+    rows = (np.arange(4)[:, None] * n)
+    lower = (rows + lo).ravel()
+    if np.any(w > 0.0):
+        upper = (rows + np.minimum(lo + 1, n - 1)).ravel()
+        return lower, upper, np.tile(w, 4).astype(np.float32)
+    return lower, None, None
 
 
 def clip_unit(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

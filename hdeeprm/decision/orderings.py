@@ -68,6 +68,11 @@ from hdeeprm.registry import Registry
 from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import Job
 
+try:   # the compiled queue heads (queue_kernel.pyx), built by the install when a C compiler is there
+    from hdeeprm.decision.queue_kernel import QueueArgmin
+except ImportError:   # not built: NumPy's argmin (same positions)
+    QueueArgmin = None
+
 _index_of = operator.attrgetter("index")
 #: ``score(job, now) -> sort key`` (ascending; a float, or a tuple of floats).
 Score = Callable[[Job, float], object]
@@ -191,7 +196,9 @@ class QueueIndex:
     the one seen before, its first job is the one seen at a position ``k < 8`` and the job seen last is
     now at its old position minus ``k``, the first ``k`` jobs were started (deleted at the head), no
     other was deleted, and the rest only gained jobs at its end: the cached indices are shifted and only
-    the new jobs are read. Anything else rebuilds.
+    the new jobs are read. Anything else rebuilds. The same list with the same length and the same last job
+    is unchanged (a job appended after it would have replaced it as the last, and a deletion alone shortens
+    it): its cached indices are returned as they are, which is what most calls of one decision find.
     """
 
     #: Jobs started from the head of the queue that a call follows without rebuilding.
@@ -201,10 +208,13 @@ class QueueIndex:
         self._list = self._last = None
         self._n = 0
         self._buf = np.empty(64, dtype=np.intp)
+        self._view = self._buf[:0]   # buf[:n] of the last call
 
     def __call__(self, queue: Sequence[Job]) -> np.ndarray:
         """Indices of the jobs of ``queue`` (non-empty), intp, shape (len(queue),) (a view, do not keep)."""
         n, cached, buf = len(queue), self._n, self._buf
+        if queue is self._list and n == cached and queue[n - 1] is self._last:
+            return self._view
         kept = -1
         if queue is self._list and cached:
             start = queue[0].index
@@ -227,7 +237,8 @@ class QueueIndex:
                 buf[kept:n] = list(map(_index_of, queue[kept:]))
         self._n = n
         self._last = queue[n - 1]
-        return buf[:n]
+        self._view = view = buf[:n]
+        return view
 
 
 class QueueHeads:
@@ -261,6 +272,7 @@ class QueueHeads:
             rank = np.empty(len(order), dtype=np.float64)
             rank[order] = np.cumsum(new)
             self._table = np.ascontiguousarray(np.column_stack((keys, rank)))
+        self._argmin = None if self._table is None or QueueArgmin is None else QueueArgmin(self._table)
         self.names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
         # column per policy: -1 = queue order, -2 = random, -3 = score.
         self._plan = [(name, -3 if o.score is not None else -2 if o.random else
@@ -270,6 +282,18 @@ class QueueHeads:
         self._columns = [len(KEY_COLUMNS) if col == -2 else (col if col >= 0 else None) for _, col in self._plan]
         self._scored = any(col == -3 for _, col in self._plan)
         self._index = QueueIndex() if index is None else index
+
+    def __getstate__(self) -> dict:
+        """For copy.deepcopy and pickle: everything but the compiled argmin (remade on the copy's table)."""
+        state = self.__dict__.copy()
+        state["_argmin"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """After copy.deepcopy or pickle: the compiled argmin again, on the copy's own table."""
+        self.__dict__.update(state)
+        if self._table is not None and QueueArgmin is not None:
+            self._argmin = QueueArgmin(self._table)
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:
@@ -288,8 +312,11 @@ class QueueHeads:
         if self._table is None:
             heads = self(queue, now)
             return [heads[name] for name in self.names]
-        firsts = self._table.take(self._index(queue), axis=0).argmin(axis=0).tolist()
-        out = [0 if col is None else firsts[col] for col in self._columns]
+        if self._argmin is not None:
+            out = self._argmin.firsts(self._index(queue), self._columns)
+        else:
+            firsts = self._table.take(self._index(queue), axis=0).argmin(axis=0).tolist()
+            out = [0 if col is None else firsts[col] for col in self._columns]
         if self._scored:
             for k, (name, col) in enumerate(self._plan):
                 if col == -3:

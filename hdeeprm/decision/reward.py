@@ -42,6 +42,7 @@ from hdeeprm.decision.view import StateView
 from hdeeprm.decision.observation import requested_times
 from hdeeprm.platform.hierarchy import N_PSTATES, P1, PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS
 from hdeeprm.registry import Registry
+from hdeeprm.summation import left_sum
 
 #: Reward objectives: name -> name of the :class:`Reward` method computing it.
 OBJECTIVES: Registry[str] = Registry("objective")
@@ -117,10 +118,8 @@ class Reward:
             self._inv_rt_list = self._inv_rt.tolist()
         queue = view.queue
         total = float(self._inv_rt.take(view.queue_indices(queue)).sum()) if queue else 0.0
-        inv = self._inv_rt_list
-        for i in view.running:
-            total += inv[i]
-        return -total
+        # then each running job's, added one after the other in the running jobs' order
+        return -left_sum(map(self._inv_rt_list.__getitem__, view.running), total)
 
     def _avg_job_completion(self, view: StateView) -> float:
         return -float(len(view.queue) + len(view.running))

@@ -145,7 +145,8 @@ def test_the_tabulated_heads_equal_the_heads_read_from_the_queue():
 
 
 def test_the_queue_index_cache_follows_the_managers_edits():
-    """Appends, starts at the head, starts anywhere, a new list: the cached indices are always the queue's."""
+    """Appends, starts at the head, starts anywhere, a new list, nothing: the cached indices are always the queue's,
+    asked once or several times after each edit."""
     from hdeeprm.decision.orderings import QueueIndex
 
     rng = np.random.default_rng(5)
@@ -157,11 +158,17 @@ def test_the_queue_index_cache_follows_the_managers_edits():
             for _ in range(int(rng.integers(1, 4))):
                 queue.append(pending[submitted])
                 submitted += 1
-        elif edit < 0.7:
+        elif edit < 0.65:
             del queue[:int(rng.integers(1, 11))]             # head starts, beyond what the cache follows too
-        elif edit < 0.9:
+        elif edit < 0.8:
             del queue[int(rng.integers(len(queue)))]         # a start behind the head (backfilling, job slots)
-        else:
+        elif edit < 0.88:
+            del queue[int(rng.integers(len(queue)))]         # a start, then a submission: the same length
+            queue.append(pending[submitted])
+            submitted += 1
+        elif edit < 0.95:
             queue = [j for j in queue if rng.random() < 0.7]  # the manager's new list
+        # else: nothing changed (the observation, the reward and the mask of one decision ask in turn)
         if queue:
-            assert index(queue).tolist() == [j.index for j in queue]
+            for _ in range(int(rng.integers(1, 4))):
+                assert index(queue).tolist() == [j.index for j in queue]
