@@ -238,7 +238,7 @@ cdef class StreamRows:
 
     cdef int _row(self, double t, double e, char kind, double wattmin) except -1:
         """EnergyRows.row into :attr:`en`."""
-        cdef double dt
+        cdef double dt = 0.0
         cdef bint na
         cdef _Text en = self.en
         if t == self.t and e == self.e and self.head.size:
