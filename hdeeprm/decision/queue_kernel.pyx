@@ -18,18 +18,18 @@ cdef class QueueStats:
     """The 20 order statistics of :meth:`Observer.queue_values <hdeeprm.decision.observation.Observer.queue_values>`.
 
     Args:
-        scaled_t: The observer's scaled quantities, float32 (4, nb_jobs), C-contiguous (kept, read only).
+        scaled_t: The observer's scaled quantities, float32 (4, nb_jobs) (copied job by job).
         positions: ``positions(n)``: the observer's ``(lower, upper, weight)`` flat gather indices and float32
             weights of the percentiles in a sorted (4, n) array (``upper`` None when every percentile falls on an
             element), asked once per queue length.
     """
 
-    cdef const float[:, ::1] scaled
+    cdef const float[:, ::1] scaled   # job by job: (nb_jobs, 4), a job's four values in one cache line
     cdef object positions, buf
     cdef dict plans
 
     def __init__(self, scaled_t, positions):
-        self.scaled = scaled_t
+        self.scaled = np.ascontiguousarray(np.asarray(scaled_t, dtype=np.float32).T)
         self.positions = positions
         self.plans = {}
         self.buf = np.empty((4, 64), dtype=np.float32)
@@ -56,9 +56,10 @@ cdef class QueueStats:
         if self.buf.shape[1] < n:
             self.buf = np.empty((4, 2 * n), dtype=np.float32)
         buf = self.buf
-        for r in range(4):
-            for k in range(n):
-                buf[r, k] = scaled[r, idx[k]]
+        for k in range(n):
+            j = idx[k]
+            for r in range(4):
+                buf[r, k] = scaled[j, r]
         self.buf[:, :n].sort(axis=1)
         lower, upper, weights = self._plan(n)
         for j in range(20):
