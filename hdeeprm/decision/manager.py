@@ -212,6 +212,13 @@ class WorkloadManager:
         return self._start(*pair)
 
     def _start(self, job_policy: str, core_policy: str) -> int:
+        heads = self._heads
+        if job_policy in heads.sorted_heads and self.queue and self.gpus is None and type(self.strategy) is HeadOfLine:
+            # Head-of-line blocking starts nothing when the policy's first job asks for more cores than are free
+            # (the selection refuses it before anything else): known from the queue heads, without the sort.
+            if self.queue[heads.first(self.queue, job_policy)].res > self.resources.nb_free:
+                self.core_policy = core_policy
+                return 0
         return len(self._run_strategy(JOB_ORDERINGS[job_policy].order(self.queue, self.rng, self.now), core_policy))
 
     def start_ordered(self, ordered: Sequence[Job], core_policy: str) -> list[Job]:

@@ -282,6 +282,10 @@ class QueueHeads:
         self._columns = [len(KEY_COLUMNS) if col == -2 else (col if col >= 0 else None) for _, col in self._plan]
         self._scored = any(col == -3 for _, col in self._plan)
         self._index = QueueIndex() if index is None else index
+        #: The keyed policies whose tabulated column has no NaN, by name (their table column): the first minimum
+        #: there is the first job of their stable sort (:meth:`JobOrdering.order`), see :meth:`first`.
+        self.sorted_heads = {} if self._table is None else {
+            name: col for name, col in self._plan if col >= 0 and not np.isnan(self._table[:, col]).any()}
 
     def __getstate__(self) -> dict:
         """For copy.deepcopy and pickle: everything but the compiled argmin (remade on the copy's table)."""
@@ -323,6 +327,21 @@ class QueueHeads:
                     score = JOB_ORDERINGS[name].score
                     out[k] = min(range(len(queue)), key=lambda i: score(queue[i], now))
         return out
+
+    def first(self, queue: Sequence[Job], name: str) -> int:
+        """Queue position of the first job of policy ``name``, one of :attr:`sorted_heads` (its column alone).
+
+        Args:
+            queue: Pending jobs in submission order, non-empty.
+            name: A key of :attr:`sorted_heads`.
+
+        Returns:
+            The position of the first minimum of the policy's key: the first job of its stable sort.
+        """
+        col = self.sorted_heads[name]
+        if self._argmin is not None:
+            return self._argmin.firsts(self._index(queue), [col])[0]
+        return int(self._table[self._index(queue), col].argmin())
 
     def __call__(self, queue: Sequence[Job], now: float = 0.0) -> dict[str, int]:
         """Queue position of each policy's first job (``random``: the smallest job).

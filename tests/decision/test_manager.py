@@ -60,3 +60,45 @@ def test_completion_frees_cores_and_restores_pstates():
     assert m.on_batch(10.0, [], [j]) is False            # queue empty: no decision
     assert sim.commands == [("SET_RESOURCE_STATE", (2, 3), 3)]
     assert m.resources.nb_free == 8
+
+
+def test_a_blocked_head_found_without_sorting_changes_nothing(shared, monkeypatch):
+    """HDeepRM-v0 on 1,000 KTH-SP2 jobs, 3,000 random steps over every policy pair: the same observations,
+    rewards, masks and final metrics whether a blocked first job is found from the queue heads or by the sort."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from hdeeprm.decision.orderings import QueueHeads
+    from hdeeprm.env.environment import HDeepRMEnv
+    from hdeeprm.platform import load_platform
+    from hdeeprm.workload.convert import swf_to_workload
+
+    hierarchy = load_platform(Path(__file__).resolve().parents[2] / "platforms" / "kth_sp2.json")
+    workload = swf_to_workload(shared / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz", nb_cores=hierarchy.nb_cores,
+                               reference_speed=hierarchy.reference_speed, nb_jobs=1000, seed=0)
+
+    def run():
+        env = HDeepRMEnv(platform=hierarchy, workload=workload, observation="minimal", objective="avg_job_slowdown")
+        obs, info = env.reset(seed=2)
+        out = [obs.tobytes()]
+        for action in np.random.default_rng(2).integers(env.action_space.n, size=3000).tolist():
+            obs, reward, terminated, truncated, info = env.step(action)
+            out += [obs.tobytes(), reward, info["action_mask"].tobytes(), info["queue"]]
+            if terminated or truncated:
+                out.append(info["metrics"])
+                obs, info = env.reset()
+        return out, env.episode.manager
+
+    shortcut, manager = run()
+    assert manager._heads.sorted_heads
+    init = QueueHeads.__init__
+
+    def without(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.sorted_heads = {}
+
+    monkeypatch.setattr(QueueHeads, "__init__", without)
+    sorting, manager = run()
+    assert not manager._heads.sorted_heads
+    assert shortcut == sorting
