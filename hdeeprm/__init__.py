@@ -40,6 +40,8 @@ The other modules:
 * :mod:`~hdeeprm.reading`: The reading rules every text input of HDeepRM follows, written once.
 * :mod:`~hdeeprm.registry`: Registries of names: one place per kind of named thing, with closest-match
   suggestions.
+* :mod:`~hdeeprm.compiled`: How the Python code holds its optional compiled twins: their path names, and
+  copies that remake their own.
 * :mod:`~hdeeprm.summation`: Left-to-right float sums, the same on every Python version (the outputs' energies).
 * :mod:`~hdeeprm.cli`: HDeepRM's console scripts, one module each.
 * :mod:`~hdeeprm.outputs`: Outputs: the field's metrics (defined once), Batsim-format writers and plots.

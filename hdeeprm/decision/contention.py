@@ -27,6 +27,7 @@ from itertools import compress
 
 import numpy as np
 
+from hdeeprm.compiled import RemadeOnCopy, path_name
 from hdeeprm.decision.contention_models import (CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL, ContentionModel,
                                                 NoContention, make_contention_model, register_contention_model)
 from hdeeprm.platform.hierarchy import P3, ResourceHierarchy
@@ -44,7 +45,7 @@ KERNEL_MODELS = {ContentionModel: False, NoContention: True}
 
 def bookkeeping_path() -> str:
     """Which small-job path this install runs (benchmarks print it beside their figures)."""
-    return "compiled (contention_kernel)" if SmallJobKernel is not None else "pure Python (kernel not built)"
+    return path_name(SmallJobKernel, "contention_kernel")
 
 
 #: Pstate switches of more cores than this are written into ``core_pstate`` with NumPy.
@@ -55,7 +56,7 @@ _VIEWS = {"_over_v": "_over", "_events_v": "_over_events", "_seconds_v": "_over_
           "_used": "processor_used_bw"}
 
 
-class ResourceState:
+class ResourceState(RemadeOnCopy):
     """Free cores, node memory, processor bandwidth and core pstates over time.
 
     Args:
@@ -121,29 +122,28 @@ class ResourceState:
         # Every processor holds one core (the IBM SP2 platforms): a job's processors are its cores' own.
         self._one_core_each = all(n == 1 for n in self._count)
         #: The compiled small-job path, or None (not built, or a contention model it does not know).
-        self.kernel = self._new_kernel() if compiled else None
+        self.kernel = self._compile()
+
+    _COMPILED = "kernel"
 
     def _compiled(self) -> bool:   # the compiled kernel is built and knows this state's contention model
         return SmallJobKernel is not None and type(self.model) in KERNEL_MODELS
 
-    def _new_kernel(self):   # the compiled kernel over this state's arrays (array mode)
-        return SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS)
+    def _compile(self):   # the compiled kernel over this state's arrays (it needs the array mode)
+        return SmallJobKernel(self, KERNEL_MODELS[type(self.model)], RUNS) if self._arrays and self._compiled() \
+            else None
 
     def __getstate__(self) -> dict:
         """For copy.deepcopy and pickle: the arrays, without their memoryviews and the kernel (remade on load)."""
-        state = self.__dict__.copy()
-        state["kernel"] = self.kernel is not None
-        if self._arrays:
-            for view in _VIEWS:
-                del state[view]
+        state = super().__getstate__()
+        for view in _VIEWS if self._arrays else ():
+            del state[view]
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        if self._arrays:
-            for view, array in _VIEWS.items():
-                setattr(self, view, memoryview(getattr(self, array)))
-        self.kernel = self._new_kernel() if self.kernel and self._compiled() else None
+        if state["_arrays"]:   # the memoryviews again, over the copy's own arrays, before its kernel
+            state = {**state, **{view: memoryview(state[array]) for view, array in _VIEWS.items()}}
+        super().__setstate__(state)
 
     def candidates(self, mem: float) -> np.ndarray:
         """Cores a job needing ``mem`` MB per core may take now, bool, shape (nb_cores,)."""

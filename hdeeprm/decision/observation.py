@@ -45,6 +45,7 @@ import operator
 
 import numpy as np
 
+from hdeeprm.compiled import RemadeOnCopy
 from hdeeprm.decision.view import StateView
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import PSTATE_POWER_FACTORS, PSTATE_SPEED_FACTORS, ResourceHierarchy
@@ -143,7 +144,7 @@ def queue_variation(now: int, before: int, sensitivity: float) -> float:
     return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
 
 
-class Observer:
+class Observer(RemadeOnCopy):
     """Builds the observation of a :class:`~hdeeprm.decision.view.StateView` (callable).
 
     The per-workload scaling (99th percentiles) and the per-platform tables are
@@ -197,9 +198,11 @@ class Observer:
             self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
         self._n_res = nb_res
         self.size = nb_res + N_QUEUE_VALUES
-        self._stats = self._new_stats()
+        self._stats = self._compile()
 
-    def _new_stats(self):
+    _COMPILED = "_stats"
+
+    def _compile(self):
         """The compiled order statistics on this observer's table, or None (not built: the NumPy path)."""
         return None if QueueStats is None else QueueStats(self._scaled_t, percentile_positions)
 
@@ -209,17 +212,10 @@ class Observer:
         NumPy copies each view on its own, which would leave the buffer that is clipped into the
         observation unwritten (a deep-copied environment would observe stale fractions).
         """
-        self.__dict__.update(state)
+        super().__setstate__(state)   # the compiled statistics too
         if "_fractions" in state:
             values, n = self._fractions[0], self.hierarchy.nb_nodes
             self._fractions = (values, values[:n], values[n:])
-        self._stats = self._new_stats()
-
-    def __getstate__(self) -> dict:
-        """For copy.deepcopy and pickle: everything but the compiled statistics (remade on the copy)."""
-        state = self.__dict__.copy()
-        state["_stats"] = None
-        return state
 
     def queue_values(self, view: StateView, out: np.ndarray) -> None:
         """Write the 21 queue values of ``view``'s queue into ``out`` (float32, shape (21,))."""

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hdeeprm.compiled import RemadeOnCopy
 from hdeeprm.registry import Registry
 from hdeeprm.workload.gpu_jobs import GpuJobs
 from hdeeprm.workload.model import Job
@@ -241,7 +242,7 @@ class QueueIndex:
         return view
 
 
-class QueueHeads:
+class QueueHeads(RemadeOnCopy):
     """The first job each job-selection policy would try, for the action mask.
 
     Args:
@@ -272,7 +273,7 @@ class QueueHeads:
             rank = np.empty(len(order), dtype=np.float64)
             rank[order] = np.cumsum(new)
             self._table = np.ascontiguousarray(np.column_stack((keys, rank)))
-        self._argmin = None if self._table is None or QueueArgmin is None else QueueArgmin(self._table)
+        self._argmin = self._compile()
         self.names = JOB_ORDERINGS.names() if policies is None else tuple(dict.fromkeys(policies))
         # column per policy: -1 = queue order, -2 = random, -3 = score.
         self._plan = [(name, -3 if o.score is not None else -2 if o.random else
@@ -287,17 +288,11 @@ class QueueHeads:
         self.sorted_heads = {} if self._table is None else {
             name: col for name, col in self._plan if col >= 0 and not np.isnan(self._table[:, col]).any()}
 
-    def __getstate__(self) -> dict:
-        """For copy.deepcopy and pickle: everything but the compiled argmin (remade on the copy's table)."""
-        state = self.__dict__.copy()
-        state["_argmin"] = None
-        return state
+    _COMPILED = "_argmin"
 
-    def __setstate__(self, state: dict) -> None:
-        """After copy.deepcopy or pickle: the compiled argmin again, on the copy's own table."""
-        self.__dict__.update(state)
-        if self._table is not None and QueueArgmin is not None:
-            self._argmin = QueueArgmin(self._table)
+    def _compile(self):
+        """The compiled argmin over this table (None without a table, or when it is not built)."""
+        return None if self._table is None or QueueArgmin is None else QueueArgmin(self._table)
 
     @staticmethod
     def _keys(jobs: Sequence[Job]) -> np.ndarray:

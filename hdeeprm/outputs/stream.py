@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.compiled import path_name
 from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
                                         PSTATE_CHANGES_HEADER, EnergyRows, ascending_interval_set,
                                         distinct_interval_set, initial_pstate_rows,
@@ -37,7 +38,7 @@ BUFFER = 1 << 20
 
 def output_rows_path() -> str:
     """Which path makes the streamed rows in this install (``run.json`` and the benchmarks name it)."""
-    return "compiled (rows_kernel)" if StreamRows is not None else "pure Python (kernel not built)"
+    return path_name(StreamRows, "rows_kernel")
 
 
 class CsvStream(Recorder):

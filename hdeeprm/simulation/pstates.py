@@ -20,6 +20,7 @@ from itertools import chain
 
 import numpy as np
 
+from hdeeprm.compiled import RemadeOnCopy
 from hdeeprm.simulation.energy import COMP, IDLE, SMALL, SPEED, EnergyAccount, gather, host_runs, total
 from hdeeprm.simulation.runs import ARRAYS_ABOVE, MANY, RUNS, HostRuns, distinct_values
 from hdeeprm.summation import left_sum
@@ -32,7 +33,7 @@ except ImportError:   # not built: the pure-Python path (same figures)
     ListPstates = None
 
 
-class HostPstates:
+class HostPstates(RemadeOnCopy):
     """Pstate, speed (FLOP/s), Idle and AllCores wattages (W) of every host, now.
 
     Args:
@@ -73,24 +74,13 @@ class HostPstates:
             self.pstate = pstate
             self._rows = self.tab
             self._fill = [[p] * len(pstate) for p in range(table.shape[0])]
-        self._kernel = self._new_kernel()
+        self._kernel = self._compile()
 
-    def _new_kernel(self):
+    def _compile(self):
         """The compiled path of the list mode (None in the array mode, or when it is not built)."""
         if self.curs is not None or ListPstates is None:
             return None
         return ListPstates(self.cur, self.pstate, self.tab)
-
-    def __getstate__(self) -> dict:
-        """For copy.deepcopy and pickle: everything but the compiled path (remade on the copy's own lists)."""
-        state = self.__dict__.copy()
-        state["_kernel"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        """After copy.deepcopy or pickle: the compiled path again, on the copy's lists."""
-        self.__dict__.update(state)
-        self._kernel = self._new_kernel()
 
     def _runs_of(self, k: int, hosts: HostRuns) -> np.ndarray:
         """Row ``k`` of the current values over the hosts of ``hosts``, in their order (contiguous float64)."""

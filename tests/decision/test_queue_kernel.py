@@ -73,7 +73,7 @@ def test_odd_quantities_observe_the_same_bits(shared, monkeypatch):
     def check(values, ids):
         scaled = np.array(values, dtype=np.float32).reshape(4, 64)
         fast._scaled_t = slow._scaled_t = scaled
-        fast._stats = fast._new_stats()   # on the new table (the slow one keeps the NumPy path)
+        fast._stats = fast._compile()   # on the new table (the slow one keeps the NumPy path)
         assert slow._stats is None
         queue = [workload.jobs[i] for i in ids]
         with np.errstate(invalid="ignore"):   # inf - inf on the NumPy path: NaN, as the kernel gives
