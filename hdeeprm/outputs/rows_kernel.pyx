@@ -240,7 +240,6 @@ cdef class StreamRows:
         """EnergyRows.row into :attr:`en`."""
         cdef double dt = 0.0
         cdef bint na
-        cdef _Text en = self.en
         if t == self.t and e == self.e and self.head.size:
             na = True
         else:
@@ -258,6 +257,15 @@ cdef class StreamRows:
             if not na:
                 dt = (e - self.e) / dt
             self.t, self.e = t, e
+        return self._tail(kind, wattmin, na, dt)
+
+    cdef int _again(self, char kind, double wattmin) except -1:
+        """EnergyRows.again into :attr:`en`."""
+        return self._tail(kind, wattmin, True, 0.0)
+
+    cdef int _tail(self, char kind, double wattmin, bint na, double epower) except -1:
+        """The row after its ``time,energy,`` head: ``kind,wattmin,epower`` (``NA`` when ``na``), into :attr:`en`."""
+        cdef _Text en = self.en
         self._wattmin(wattmin)
         en.add_text(self.head)
         en.add_char(kind)
@@ -267,19 +275,8 @@ cdef class StreamRows:
         if na:
             en.add("NA", 2)
         else:
-            en.add_double(dt, b'f')
+            en.add_double(epower, b'f')
         en.add_char(b'\n')
-        return 0
-
-    cdef int _again(self, char kind, double wattmin) except -1:
-        """EnergyRows.again into :attr:`en`."""
-        cdef _Text en = self.en
-        self._wattmin(wattmin)
-        en.add_text(self.head)
-        en.add_char(kind)
-        en.add_char(b',')
-        en.add_text(self.wattmin_text)
-        en.add(",NA\n", 4)
         return 0
 
     cdef int _hosts(self, _Text out, object hosts, bint ascending) except -1:
@@ -290,7 +287,7 @@ cdef class StreamRows:
         if ascending and type(hosts) is list and len(<list> hosts) > 0:
             ids = <list> hosts
             n = len(ids)
-            lo = prev = ids[0]
+            prev = ids[0]
             for k in range(1, n):
                 h = ids[k]
                 if h <= prev:   # not ascending after all: the Python text, whatever the ids
@@ -330,24 +327,31 @@ cdef class StreamRows:
         ps.add_char(b'\n')
         return 0
 
-    def job_started(self, double now, long long nb_busy):
-        """See :meth:`~hdeeprm.simulation.recording.Recorder.job_started`."""
+    cdef int _write_machine_state(self, double now, long long nb_busy) except -1:
+        """Write the machine-state row of ``now``."""
         self._machine_state(now, nb_busy)
         self.ms_write(PyUnicode_DecodeASCII(self.ms_row.data, self.ms_row.size, NULL))
-        self._row(now, self._energy(now), b's', self.account.wattmin)
+        return 0
+
+    cdef int _write_energy(self, double now, char kind) except -1:
+        """Write the energy row of an event of ``kind`` at ``now``, from the account as it is."""
+        self._row(now, self._energy(now), kind, self.account.wattmin)
         self.en_write(self.en.pop())
+        return 0
+
+    def job_started(self, double now, long long nb_busy):
+        """See :meth:`~hdeeprm.simulation.recording.Recorder.job_started`."""
+        self._write_machine_state(now, nb_busy)
+        self._write_energy(now, b's')
 
     def job_ended(self, double now, long long nb_busy):
         """See :meth:`~hdeeprm.simulation.recording.Recorder.job_ended`."""
-        self._machine_state(now, nb_busy)
-        self.ms_write(PyUnicode_DecodeASCII(self.ms_row.data, self.ms_row.size, NULL))
-        self._row(now, self._energy(now), b'e', self.account.wattmin)
-        self.en_write(self.en.pop())
+        self._write_machine_state(now, nb_busy)
+        self._write_energy(now, b'e')
 
     def switching(self, double now):
         """See :meth:`~hdeeprm.simulation.recording.Recorder.switching`."""
-        self._row(now, self._energy(now), b'p', self.account.wattmin)
-        self.en_write(self.en.pop())
+        self._write_energy(now, b'p')
 
     def switched(self, double now, hosts, long long pstate, long long nb_busy):
         """See :meth:`~hdeeprm.simulation.recording.Recorder.switched`."""
@@ -356,10 +360,8 @@ cdef class StreamRows:
         time_text.add_char(b',')
         self._pstate_rows(time_text, hosts, pstate, False)
         self.ps_write(self.ps.pop())
-        self._machine_state(now, nb_busy)
-        self.ms_write(PyUnicode_DecodeASCII(self.ms_row.data, self.ms_row.size, NULL))
-        self._row(now, self._energy(now), b'p', self.account.wattmin)
-        self.en_write(self.en.pop())
+        self._write_machine_state(now, nb_busy)
+        self._write_energy(now, b'p')
 
     def switched_groups(self, double now, list groups, wattmins, long long nb_busy, bint ascending=False):
         """See :meth:`~hdeeprm.simulation.recording.Recorder.switched_groups`."""

@@ -11,8 +11,8 @@ same order with the same IEEE 754 double operations as :func:`~hdeeprm.summation
 ...``, left to right, on every Python version), so both paths
 give the same figures to the bit (``tests/simulation/test_pstates_kernel.py``).
 """
-#: Most hosts in one group or job done here (SMALL of hdeeprm.simulation.energy: above it, NumPy's sums).
-cdef Py_ssize_t SMALL = 32
+cdef enum:
+    SMALL = 32   # most hosts in one group or job done here (SMALL of hdeeprm.simulation.energy: above, NumPy's sums)
 
 
 cdef class ListPstates:
@@ -83,19 +83,18 @@ cdef class ListPstates:
             n_switched += n
             row = <tuple> self.tab[<Py_ssize_t> p]
             new_speed, new_idle, new_comp = row
-            for k in range(n):
-                j = host_job[<Py_ssize_t> hosts[k]]
+            new = old = 0.0
+            for k in range(n):   # the jobs on these hosts, and the sums of their new and old Idle wattages
+                h = hosts[k]
+                j = host_job[<Py_ssize_t> h]
                 if <long long> j >= 0:
                     jobs_here.add(j)
-            if n == 1:   # HostPstates.switch: the sum of one value is that value
+                new += <double> new_idle[<Py_ssize_t> h]
+                old += <double> cur_idle[<Py_ssize_t> h]
+            if n == 1:   # HostPstates.switch: the sum of one value is that value (not 0.0 + it)
                 h = hosts[0]
                 d = <double> new_idle[<Py_ssize_t> h] - <double> cur_idle[<Py_ssize_t> h]
             else:
-                new = old = 0.0
-                for k in range(n):
-                    h = hosts[k]
-                    new += <double> new_idle[<Py_ssize_t> h]
-                    old += <double> cur_idle[<Py_ssize_t> h]
                 d = new - old
             for k in range(n):
                 h = hosts[k]
@@ -114,40 +113,35 @@ cdef class ListPstates:
         Returns:
             ``(lockstep speed FLOP/s, Idle W, AllCores W)``, or None when the hosts are not for this path.
         """
-        cdef Py_ssize_t start, stop, k, n, h
+        cdef Py_ssize_t start, k, n, h
+        cdef Py_ssize_t[SMALL] at   # the host ids, in the order the sums run
         cdef tuple ids
         cdef double low, x, idle, comp
         cdef list speed = self.speed, cur_idle = self.idle, cur_comp = self.comp
         if type(idx) is slice:
             if idx.step is not None or idx.start is None or idx.stop is None:
                 return None
-            start, stop = idx.start, idx.stop
-            n = stop - start
-            if n < 1 or n > SMALL or start < 0 or stop > self.nb_hosts:
+            start = idx.start
+            n = <Py_ssize_t> idx.stop - start
+            if n < 1 or n > SMALL or start < 0 or start + n > self.nb_hosts:
                 return None
-            low = speed[start]
-            idle = comp = 0.0
-            for h in range(start, stop):
-                x = speed[h]
-                if x < low:
-                    low = x
-                idle += <double> cur_idle[h]
-                comp += <double> cur_comp[h]
-            return low, idle, comp
-        if type(hosts) is not tuple:
-            return None
-        ids = <tuple> hosts
-        n = len(ids)
-        if n < 1 or n > SMALL:
-            return None
-        for k in range(n):
-            if type(ids[k]) is not int or not 0 <= <long long> ids[k] < self.nb_hosts:
+            for k in range(n):
+                at[k] = start + k
+        elif type(hosts) is tuple:
+            ids = <tuple> hosts
+            n = len(ids)
+            if n < 1 or n > SMALL:
                 return None
-        h = ids[0]
-        low = speed[h]
+            for k in range(n):
+                if type(ids[k]) is not int or not 0 <= <long long> ids[k] < self.nb_hosts:
+                    return None
+                at[k] = ids[k]
+        else:
+            return None
+        low = speed[at[0]]
         idle = comp = 0.0
         for k in range(n):
-            h = ids[k]
+            h = at[k]
             x = speed[h]
             if x < low:
                 low = x
