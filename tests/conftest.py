@@ -1,6 +1,7 @@
 """Shared pytest fixtures: where the read-only shared data (traces, Batsim golden runs) lives."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -23,6 +24,25 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED}")
     return SHARED
+
+
+@pytest.fixture
+def gaia_run_both_paths(shared, tmp_path, monkeypatch):
+    """``run(*off)``: the first 3,000 SDSC-SP2 jobs on Gaia with every output, as installed, then with each
+    ``(module, name)`` of ``off`` (a compiled class) set to None, the pure-Python path; returns both folders."""
+    from hdeeprm.cli.launch import main as launch_main
+
+    def run(*off):
+        options = json.loads((ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json").read_text())
+        options["platform_file_path"] = str(ROOT / "platforms" / "gaia.json")
+        options["nb_jobs"] = 3000
+        (tmp_path / "o.json").write_text(json.dumps(options))
+        assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "compiled"), "-q"]) == 0
+        for module, name in off:
+            monkeypatch.setattr(module, name, None)
+        assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "python"), "-q"]) == 0
+        return tmp_path / "compiled", tmp_path / "python"
+    return run
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hdeeprm.cli.launch import main as launch_main
 from hdeeprm.decision import contention
 from hdeeprm.decision.contention import ContentionModel, NoContention, ResourceState
 from hdeeprm.platform import load_platform
@@ -109,21 +108,16 @@ def test_random_starts_and_ends_of_real_jobs_equal_the_pure_path_to_the_bit(shar
 
 
 @compiled
-def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(shared, tmp_path, monkeypatch):
+def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_both_paths):
     """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the kernel."""
-    options = json.loads((ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json").read_text())
-    options["platform_file_path"] = str(ROOT / "platforms" / "gaia.json")
-    options["nb_jobs"] = 3000
-    (tmp_path / "o.json").write_text(json.dumps(options))
-    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "compiled"), "-q"]) == 0
-    monkeypatch.setattr(contention, "SmallJobKernel", None)
-    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "python"), "-q"]) == 0
-    for run, path in (("compiled", "compiled (contention_kernel)"), ("python", "pure Python (kernel not built)")):
-        assert json.loads((tmp_path / run / "run.json").read_text())["contention_bookkeeping"] == path
-    names = sorted(p.name for p in (tmp_path / "compiled").iterdir() if p.name != "run.json")
+    compiled_dir, python_dir = gaia_run_both_paths((contention, "SmallJobKernel"))
+    for folder, path in ((compiled_dir, "compiled (contention_kernel)"),
+                         (python_dir, "pure Python (kernel not built)")):
+        assert json.loads((folder / "run.json").read_text())["contention_bookkeeping"] == path
+    names = sorted(p.name for p in compiled_dir.iterdir() if p.name != "run.json")
     assert "out_pstate_changes.csv" in names and "overutilizations.json" in names
     for name in names:
-        a, b = tmp_path / "compiled" / name, tmp_path / "python" / name
+        a, b = compiled_dir / name, python_dir / name
         if name == "out_schedule.csv":   # its two wall-clock columns differ from run to run
             strip = [lambda p: [",".join(r.split(",")[:17] + r.split(",")[19:]) for r in p.read_text().splitlines()]]
             assert strip[0](a) == strip[0](b), name

@@ -4,19 +4,16 @@ import io
 import json
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hdeeprm.cli.launch import main as launch_main
 from hdeeprm.outputs import stream
 from hdeeprm.outputs.stream import CsvStream
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.runs import HostRuns
 from hdeeprm.workload.model import DELAY, Job, JobState, Profile
 
-ROOT = Path(__file__).resolve().parents[2]
 compiled = pytest.mark.skipif(stream.StreamRows is None, reason="the compiled rows are not built")
 FILES = ("jobs", "machine_states", "pstate_changes", "consumed_energy")
 
@@ -128,21 +125,14 @@ def test_host_runs_groups_are_written_as_python_writes_them(monkeypatch):
 
 
 @compiled
-def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(shared, tmp_path, monkeypatch):
+def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_both_paths):
     """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the rows kernel."""
-    options = json.loads((ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json").read_text())
-    options["platform_file_path"] = str(ROOT / "platforms" / "gaia.json")
-    options["nb_jobs"] = 3000
-    (tmp_path / "o.json").write_text(json.dumps(options))
-    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "compiled"), "-q"]) == 0
-    monkeypatch.setattr(stream, "StreamRows", None)
-    monkeypatch.setattr(stream, "JobRows", None)
-    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "python"), "-q"]) == 0
-    for run, path in (("compiled", "compiled (rows_kernel)"), ("python", "pure Python (kernel not built)")):
-        assert json.loads((tmp_path / run / "run.json").read_text())["output_rows"] == path
+    compiled_dir, python_dir = gaia_run_both_paths((stream, "StreamRows"), (stream, "JobRows"))
+    for folder, path in ((compiled_dir, "compiled (rows_kernel)"), (python_dir, "pure Python (kernel not built)")):
+        assert json.loads((folder / "run.json").read_text())["output_rows"] == path
     for name in ("out_jobs.csv", "out_machine_states.csv", "out_pstate_changes.csv", "out_consumed_energy.csv"):
-        assert filecmp.cmp(tmp_path / "compiled" / name, tmp_path / "python" / name, shallow=False), name
-    assert len((tmp_path / "compiled" / "out_pstate_changes.csv").read_text().splitlines()) > 10000
+        assert filecmp.cmp(compiled_dir / name, python_dir / name, shallow=False), name
+    assert len((compiled_dir / "out_pstate_changes.csv").read_text().splitlines()) > 10000
 
 
 @compiled

@@ -1,20 +1,16 @@
 """The compiled host pstates (hdeeprm/simulation/pstates_kernel.pyx) give the pure-Python figures to the bit."""
 import copy
 import filecmp
-import json
 import os
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hdeeprm.cli.launch import main as launch_main
 from hdeeprm.simulation import pstates
 from hdeeprm.simulation.energy import EnergyAccount
 from hdeeprm.simulation.pstates import HostPstates
 
-ROOT = Path(__file__).resolve().parents[2]
 compiled = pytest.mark.skipif(pstates.ListPstates is None, reason="the compiled host pstates are not built")
 
 
@@ -132,15 +128,9 @@ def test_a_deep_copy_goes_on_by_itself(monkeypatch):
 
 
 @compiled
-def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(shared, tmp_path, monkeypatch):
+def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_both_paths):
     """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the kernel."""
-    options = json.loads((ROOT / "examples" / "sdsc_sp2_gaia_first_high_gflops.json").read_text())
-    options["platform_file_path"] = str(ROOT / "platforms" / "gaia.json")
-    options["nb_jobs"] = 3000
-    (tmp_path / "o.json").write_text(json.dumps(options))
-    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "compiled"), "-q"]) == 0
-    monkeypatch.setattr(pstates, "ListPstates", None)
-    assert launch_main([str(tmp_path / "o.json"), "-o", str(tmp_path / "python"), "-q"]) == 0
+    compiled_dir, python_dir = gaia_run_both_paths((pstates, "ListPstates"))
     for name in ("out_jobs.csv", "out_pstate_changes.csv", "out_consumed_energy.csv", "out_machine_states.csv",
                  "out_metrics.json"):
-        assert filecmp.cmp(tmp_path / "compiled" / name, tmp_path / "python" / name, shallow=False), name
+        assert filecmp.cmp(compiled_dir / name, python_dir / name, shallow=False), name
