@@ -15,16 +15,16 @@ from libc.math cimport isnan
 
 
 cdef class QueueStats:
-    """The 20 order statistics of :meth:`Observer.queue_values <hdeeprm.decision.observation.Observer.queue_values>`.
+    """The order statistics of :meth:`Observer.queue_values <hdeeprm.decision.observation.Observer.queue_values>`.
 
     Args:
-        scaled_t: The observer's scaled quantities, float32 (4, nb_jobs) (copied job by job).
+        scaled_t: The observer's scaled quantities, float32 (q, nb_jobs) (copied job by job).
         positions: ``positions(n)``: the observer's ``(lower, upper, weight)`` flat gather indices and float32
-            weights of the percentiles in a sorted (4, n) array (``upper`` None when every percentile falls on an
+            weights of the percentiles in a sorted (q, n) array (``upper`` None when every percentile falls on an
             element), asked once per queue length.
     """
 
-    cdef const float[:, ::1] scaled   # job by job: (nb_jobs, 4), a job's four values in one cache line
+    cdef const float[:, ::1] scaled   # job by job: (nb_jobs, q), a job's values in one cache line
     cdef object positions, buf
     cdef dict plans
 
@@ -32,7 +32,7 @@ cdef class QueueStats:
         self.scaled = np.ascontiguousarray(np.asarray(scaled_t, dtype=np.float32).T)
         self.positions = positions
         self.plans = {}
-        self.buf = np.empty((4, 64), dtype=np.float32)
+        self.buf = np.empty((self.scaled.shape[1], 64), dtype=np.float32)
 
     cdef tuple _plan(self, Py_ssize_t n):
         plan = self.plans.get(n)
@@ -43,26 +43,26 @@ cdef class QueueStats:
         return plan
 
     def fill(self, const Py_ssize_t[::1] idx, float[::1] out):
-        """Write the 20 order statistics of the jobs ``idx`` (2 or more) into ``out[:20]`` (float32).
+        """Write the order statistics of the jobs ``idx`` (2 or more) into the start of ``out`` (float32).
 
         The same values as the NumPy path: the quantities gathered and sorted (by NumPy, NaN last), the
         percentiles interpolated in float32 (``lower + (upper - lower) * weight``), clipped at 1 with NaN kept.
         """
-        cdef Py_ssize_t n = idx.shape[0], r, k, j, lo, hi
-        cdef float[:, ::1] buf
         cdef const float[:, ::1] scaled = self.scaled
+        cdef Py_ssize_t n = idx.shape[0], q = scaled.shape[1], r, k, j, lo, hi
+        cdef float[:, ::1] buf
         cdef list lower, upper, weights
         cdef float a, d
         if self.buf.shape[1] < n:
-            self.buf = np.empty((4, 2 * n), dtype=np.float32)
+            self.buf = np.empty((q, 2 * n), dtype=np.float32)
         buf = self.buf
         for k in range(n):
             j = idx[k]
-            for r in range(4):
+            for r in range(q):
                 buf[r, k] = scaled[j, r]
         self.buf[:, :n].sort(axis=1)
         lower, upper, weights = self._plan(n)
-        for j in range(20):
+        for j in range(len(lower)):
             lo = lower[j]
             a = buf[lo // n, lo % n]
             if upper is not None:

@@ -80,7 +80,7 @@ class HostPstates(RemadeOnCopy):
         """The compiled path of the list mode (None in the array mode, or when it is not built)."""
         if self.curs is not None or ListPstates is None:
             return None
-        return ListPstates(self.cur, self.pstate, self.tab)
+        return ListPstates(self.cur, self.pstate, self.tab, SMALL)
 
     def _runs_of(self, k: int, hosts: HostRuns) -> np.ndarray:
         """Row ``k`` of the current values over the hosts of ``hosts``, in their order (contiguous float64)."""

@@ -12,7 +12,7 @@ same order with the same IEEE 754 double operations as :func:`~hdeeprm.summation
 give the same figures to the bit (``tests/simulation/test_pstates_kernel.py``).
 """
 cdef enum:
-    SMALL = 32   # most hosts in one group or job done here (SMALL of hdeeprm.simulation.energy: above, NumPy's sums)
+    MAX_SMALL = 32   # the most ``small`` may be (the length of summarise's buffer of host ids)
 
 
 cdef class ListPstates:
@@ -22,18 +22,26 @@ cdef class ListPstates:
         cur: The HostPstates' ``cur``: three lists of nb_hosts floats (speed FLOP/s, Idle W, AllCores W).
         pstate: Its ``pstate`` list (nb_hosts ints).
         tab: Its ``tab``: per pstate, the (speed, Idle, AllCores) lists of every host.
+        small: The most hosts of a group or a job done here: :data:`~hdeeprm.simulation.energy.SMALL`, up to
+            which the Python path sums left to right (NumPy's pairwise sums above), at most 32.
+
+    Raises:
+        ValueError: ``small`` above 32.
     """
 
     cdef list speed, idle, comp, pstate, tab
-    cdef Py_ssize_t nb_hosts
+    cdef Py_ssize_t nb_hosts, small
 
-    def __init__(self, list cur, list pstate, list tab):
+    def __init__(self, list cur, list pstate, list tab, Py_ssize_t small):
+        if small > MAX_SMALL:
+            raise ValueError(f"ListPstates: small must be at most {MAX_SMALL}, got {small}")
         self.speed, self.idle, self.comp = cur
         self.pstate, self.tab = pstate, tab
         self.nb_hosts = len(pstate)
+        self.small = small
 
     cdef bint _fits(self, object alloc, object p):
-        """Whether a group is for this path: a list of 1..SMALL ascending host ids, a known pstate."""
+        """Whether a group is for this path: a list of 1..small ascending host ids, a known pstate."""
         cdef list hosts
         cdef Py_ssize_t n, k
         cdef long long h, prev = -1
@@ -41,7 +49,7 @@ cdef class ListPstates:
             return False
         hosts = <list> alloc
         n = len(hosts)
-        if n < 1 or n > SMALL or not 0 <= <long long> p < len(self.tab):
+        if n < 1 or n > self.small or not 0 <= <long long> p < len(self.tab):
             return False
         for k in range(n):
             if type(hosts[k]) is not int:
@@ -108,13 +116,13 @@ cdef class ListPstates:
         return jobs_here, wattmins, n_switched
 
     def summarise(self, hosts, idx):
-        """``HostPstates.summarise`` of 1..SMALL hosts (a slice of one run, or a tuple of ids), or None.
+        """``HostPstates.summarise`` of 1..small hosts (a slice of one run, or a tuple of ids), or None.
 
         Returns:
             ``(lockstep speed FLOP/s, Idle W, AllCores W)``, or None when the hosts are not for this path.
         """
         cdef Py_ssize_t start, k, n, h
-        cdef Py_ssize_t[SMALL] at   # the host ids, in the order the sums run
+        cdef Py_ssize_t[MAX_SMALL] at   # the host ids, in the order the sums run
         cdef tuple ids
         cdef double low, x, idle, comp
         cdef list speed = self.speed, cur_idle = self.idle, cur_comp = self.comp
@@ -123,14 +131,14 @@ cdef class ListPstates:
                 return None
             start = idx.start
             n = <Py_ssize_t> idx.stop - start
-            if n < 1 or n > SMALL or start < 0 or start + n > self.nb_hosts:
+            if n < 1 or n > self.small or start < 0 or start + n > self.nb_hosts:
                 return None
             for k in range(n):
                 at[k] = start + k
         elif type(hosts) is tuple:
             ids = <tuple> hosts
             n = len(ids)
-            if n < 1 or n > SMALL:
+            if n < 1 or n > self.small:
                 return None
             for k in range(n):
                 if type(ids[k]) is not int or not 0 <= <long long> ids[k] < self.nb_hosts:
