@@ -13,12 +13,17 @@ suggestion.
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Generic, TypeVar
 
 from hdeeprm.errors import OptionsError
 
 T = TypeVar("T")
+
+#: Numbers every registration of every :class:`Registry`, in the order they happen (see
+#: :meth:`Registry.registered`).
+_REGISTRATIONS = itertools.count()
 
 
 def suggest(name: str, valid: Sequence[str]) -> str:
@@ -54,6 +59,7 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
+        self._numbers: dict[str, int] = {}
 
     def register(self, name: str, entry: T) -> T:
         """Add ``entry`` under ``name`` and return it.
@@ -64,6 +70,7 @@ class Registry(Generic[T]):
         if name in self._entries:
             raise OptionsError(f"{self.kind} '{name}' is already registered")
         self._entries[name] = entry
+        self._numbers[name] = next(_REGISTRATIONS)
         return entry
 
     def check(self, name: str) -> str:
@@ -99,3 +106,16 @@ class Registry(Generic[T]):
     def index(self, name: str) -> int:
         """Position of ``name`` in registration order (raises :class:`OptionsError` as :meth:`check`)."""
         return self.names().index(self.check(name))
+
+    def registered(self) -> tuple[tuple[str, int], ...]:
+        """Each name with its registration number, in registration order.
+
+        Registration numbers count the registrations of *all* registries of the process, in
+        the order they happened, so they tell which of two names of two registries was
+        registered first (:mod:`hdeeprm.decision.actions` numbers the policy pairs of names
+        registered after its base generation in that global order).
+
+        Returns:
+            ``((name, number), ...)``, numbers increasing.
+        """
+        return tuple((name, self._numbers[name]) for name in self._entries)

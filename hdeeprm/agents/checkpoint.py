@@ -13,11 +13,25 @@ holding a dict of plain types and tensors only, so it loads with
         "agent_class": "REINFORCEAgent",
         "observation_size": 21,
         "action_size": 5,
+        "actions": ["first-high_gflops", ..., "void"],  # the agent's actions by name (optional)
         "extra": {...}                      # e.g. gamma, hidden, lr, episodes trained
       },
       "model_state_dict": {...},            # nn.Module.state_dict()
       "optimizer_state_dict": {...} | None  # torch.optim.Optimizer.state_dict()
     }
+
+``actions`` is the agent's action table by name: entry ``i`` names the action the
+model's output ``i`` stands for (:func:`hdeeprm.decision.actions.action_name` of the
+agent's full action indices, e.g. ``"first-contiguous"`` or ``"void"``). Loading refuses,
+in one line naming the first differing position, an agent whose table differs
+(:func:`check_compatible`), so a model never reloads with shifted meanings. It is written
+when the agent knows its table (a :class:`~hdeeprm.agents.learning.LearningAgent` built
+with the run's options, or given ``action_names``). Checkpoints without it (written before
+it existed, or by an agent that does not know its table) load as before, checked by action
+count only; a warning says so when the receiving agent knows its table. Full action
+indices 0-119 have kept their pairs since the numbering was frozen, and indices are only
+appended (:mod:`hdeeprm.decision.actions`), so an older checkpoint of such actions keeps
+its meanings.
 
 The file is first written to a temporary file in the same folder, then moved
 into place with :func:`os.replace` (:func:`hdeeprm.files.atomic_write`), so
@@ -27,11 +41,13 @@ follows the umask, and the temporary files of killed saves are removed by the ne
 from __future__ import annotations
 
 import io
+import logging
 import os
 import tempfile
 import warnings
 import zipfile
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from hdeeprm import __version__
@@ -43,10 +59,12 @@ FORMAT = "hdeeprm-checkpoint"
 #: Version of the layout described in the module docstring.
 FORMAT_VERSION = 1
 
+log = logging.getLogger(__name__)
+
 
 def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict | None, *,
                     agent_class: str, observation_size: int, action_size: int,
-                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                    actions: Sequence[str] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write a checkpoint atomically (see :func:`hdeeprm.files.atomic_write`).
 
     Args:
@@ -56,10 +74,15 @@ def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict |
         agent_class: Name of the agent's class (informative).
         observation_size: Length of the observations the model takes.
         action_size: Number of actions the model chooses among.
+        actions: The agent's action table by name (``action_size`` names, in the order of
+            the model's outputs), or None when unknown (not stored then).
         extra: More plain-JSON facts to keep in the manifest.
 
     Returns:
         The manifest written.
+
+    Raises:
+        AgentError: ``actions`` does not hold ``action_size`` names.
     """
     import torch
 
@@ -69,6 +92,11 @@ def save_checkpoint(path: str | Path, model_state: dict, optimizer_state: dict |
                 "torch_version": str(torch.__version__), "agent_class": agent_class,
                 "observation_size": int(observation_size), "action_size": int(action_size),
                 "extra": dict(extra or {})}
+    if actions is not None:
+        names = [str(name) for name in actions]
+        if len(names) != action_size:
+            raise AgentError(f"checkpoint {path}: {len(names)} action names given for {action_size} actions")
+        manifest["actions"] = names
     payload = {"manifest": manifest, "model_state_dict": model_state, "optimizer_state_dict": optimizer_state}
     buffer = io.BytesIO()   # serialised first: a full disk is then an OSError naming the file, not torch's
     torch.save(payload, buffer)
@@ -148,6 +176,9 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     manifest = data.get("manifest") if isinstance(data, dict) else None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise refuse(f"no '{FORMAT}' manifest (a torch.save file of something else)")
+    names = manifest.get("actions")
+    if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise refuse("its manifest's 'actions' is not a list of action names")
     if manifest.get("format_version", 0) > FORMAT_VERSION:
         raise AgentError(f"checkpoint format_version must be <= {FORMAT_VERSION}, got "
                          f"{manifest.get('format_version')} (written by HDeepRM "
@@ -156,7 +187,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 def check_compatible(data: dict[str, Any], model_state: dict, *, observation_size: int, action_size: int,
-                     path: str | Path) -> None:
+                     path: str | Path, actions: Sequence[str] | None = None) -> None:
     """Check a loaded checkpoint against the model it is loaded into.
 
     Args:
@@ -165,12 +196,23 @@ def check_compatible(data: dict[str, Any], model_state: dict, *, observation_siz
         observation_size: The receiving agent's observation length.
         action_size: The receiving agent's number of actions.
         path: The checkpoint file (for messages).
+        actions: The receiving agent's action table by name, or None when unknown. Compared
+            with the checkpoint's when both are known; a checkpoint without one is checked
+            by ``action_size`` only (module docstring).
 
     Raises:
-        AgentError: different observation or action sizes, missing/unexpected
-            parameters, or a parameter of another shape; the message names both shapes.
+        AgentError: a different action table, in one line naming the first difference
+            (``"checkpoint PATH: action 38 is 'first-contiguous' there, 'first-foo' here
+            (...)"``); different observation or action sizes, missing/unexpected
+            parameters, or a parameter of another shape (the message names both shapes).
     """
     m = data["manifest"]
+    theirs = m.get("actions")
+    if actions is not None and theirs is not None:
+        check_action_tables(theirs, actions, path=path)
+    elif actions is not None:
+        log.warning("checkpoint %s has no action table (written by HDeepRM %s): its %s actions are taken to be "
+                    "the agent's, position by position", path, m.get("hdeeprm_version"), m.get("action_size"))
     if m["observation_size"] != observation_size or m["action_size"] != action_size:
         raise AgentError(f"checkpoint is for observation size {m['observation_size']} and {m['action_size']} "
                          f"actions, the agent has observation size {observation_size} and {action_size} "
@@ -187,3 +229,31 @@ def check_compatible(data: dict[str, Any], model_state: dict, *, observation_siz
         if theirs != ours:
             raise AgentError(f"checkpoint parameter '{key}' has shape {theirs}, the agent's has shape {ours} "
                              f"({path})")
+
+
+def check_action_tables(theirs: Sequence[str], ours: Sequence[str], *, path: str | Path) -> None:
+    """Refuse a checkpoint whose action table differs from the receiving agent's.
+
+    Args:
+        theirs: The checkpoint's action names (manifest ``actions``), in output order.
+        ours: The receiving agent's action names, in output order.
+        path: The checkpoint file (for the message).
+
+    Raises:
+        AgentError: one line naming the first position where the tables differ, e.g.
+            ``"checkpoint m.pt: action 38 is 'first-contiguous' there, 'first-foo' here (the
+            agent's action set differs from the one the model was trained with: give the run
+            the training's pybatsim.env.actions)"``; a table shorter than the other reads
+            ``no action`` at the positions it lacks.
+    """
+    theirs, ours = list(theirs), list(ours)
+    if theirs == ours:
+        return
+    i = next((k for k, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+
+    def name(table: list[str]) -> str:
+        return f"'{table[i]}'" if i < len(table) else "no action"
+
+    raise AgentError(f"checkpoint {path}: action {i} is {name(theirs)} there, {name(ours)} here (the agent's "
+                     "action set differs from the one the model was trained with: give the run the training's "
+                     "pybatsim.env.actions)")

@@ -21,6 +21,7 @@ optimizer (Adam with ``lr`` by default, created on first use) trains them.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,25 @@ def discounted_returns(rewards: list[float] | np.ndarray, gamma: float) -> np.nd
     return out
 
 
+def _action_names(names: Sequence[str] | None, options: Any, action_size: int) -> tuple[str, ...] | None:
+    """The action table of a learning agent (see ``action_names`` of :class:`LearningAgent`).
+
+    Raises:
+        OptionsError: ``names`` does not hold ``action_size`` names.
+    """
+    if names is not None:
+        names = tuple(str(n) for n in names)
+        if len(names) != action_size:
+            raise OptionsError(f"action_names must hold action_size = {action_size} names, got {len(names)}")
+        return names
+    chosen = getattr(options, "actions", None)
+    if chosen is None or len(chosen) != action_size:
+        return None
+    from hdeeprm.decision.actions import action_name
+
+    return tuple(action_name(int(a)) for a in chosen)
+
+
 class LearningAgent(Agent, nn.Module):
     """Base of learning agents: returns, one update per episode, run modes, checkpoints.
 
@@ -66,21 +86,29 @@ class LearningAgent(Agent, nn.Module):
             update); taken from ``options.run`` when not given.
         seed: Seeds torch's global generator before the networks are built (so the
             initial weights and the sampled actions are reproducible).
-        options: The run's :class:`~hdeeprm.config.options.Options` (for ``run``).
+        options: The run's :class:`~hdeeprm.config.options.Options` (for ``run``, and for
+            the action table when ``action_names`` is not given).
+        action_names: The agent's action table by name (``action_size`` names, e.g.
+            ``"first-high_gflops"``, ``"void"``, in the order of the model's outputs), stored
+            in checkpoints and checked when one is loaded (:mod:`hdeeprm.agents.checkpoint`).
+            Default: the names of ``options.actions`` when it has ``action_size`` actions,
+            else None (unknown: checkpoints are then checked by action count only).
 
     Attributes:
         rewards: Rewards of the current episode, one per decision.
         probs: Action preferences at each decision of the current episode
             (probabilities, length action_size each), written to ``probs.json``.
         episodes: Episodes trained so far (kept in checkpoints).
+        action_names: The action table by name (tuple), or None when unknown.
 
     Raises:
-        OptionsError: ``run`` is neither "train" nor "test", or gamma is out of [0, 1].
+        OptionsError: ``run`` is neither "train" nor "test", gamma is out of [0, 1], or
+            ``action_names`` does not hold ``action_size`` names.
     """
 
     def __init__(self, gamma: float = 0.99, hidden: int = 128, action_size: int = 1, observation_size: int = 1,
                  *, lr: float = 1e-3, run: str | None = None, seed: int | None = None, options: Any = None,
-                 **_unused: Any) -> None:
+                 action_names: Sequence[str] | None = None, **_unused: Any) -> None:
         nn.Module.__init__(self)
         if run is None:
             run = getattr(options, "run", "train")
@@ -94,6 +122,7 @@ class LearningAgent(Agent, nn.Module):
         self.hidden = int(hidden)
         self.action_size = int(action_size)
         self.observation_size = int(observation_size)
+        self.action_names = _action_names(action_names, options, self.action_size)
         self.lr = float(lr)
         self.run = run
         self.rewards: list[float] = []
@@ -203,22 +232,31 @@ class LearningAgent(Agent, nn.Module):
 
     # ------------------------------------------------------------ checkpoints
     def save_checkpoint(self, path: str | Path) -> None:
-        """Save the networks and the optimizer (see :mod:`hdeeprm.agents.checkpoint`), atomically."""
+        """Save the networks, the optimizer and the action table (see :mod:`hdeeprm.agents.checkpoint`), atomically.
+
+        Args:
+            path: Destination file (its folder is created if needed).
+        """
         save_checkpoint(path, self.state_dict(), self.optimizer.state_dict(), agent_class=type(self).__name__,
                         observation_size=self.observation_size, action_size=self.action_size,
+                        actions=getattr(self, "action_names", None),
                         extra={"gamma": self.gamma, "hidden": self.hidden, "lr": self.lr,
                                "episodes": int(self.episodes)})
 
     def load_checkpoint(self, path: str | Path) -> None:
         """Load networks and optimizer saved by :meth:`save_checkpoint`.
 
+        Args:
+            path: The checkpoint file.
+
         Raises:
-            AgentError: not a checkpoint, or made for other sizes or another network
-                (the message names both shapes).
+            AgentError: not a checkpoint; made for another action table (one line naming
+                the first differing action), other sizes or another network (the message
+                names both shapes).
         """
         data = load_checkpoint(path)
         check_compatible(data, self.state_dict(), observation_size=self.observation_size,
-                         action_size=self.action_size, path=path)
+                         action_size=self.action_size, path=path, actions=getattr(self, "action_names", None))
         self.load_state_dict(data["model_state_dict"])
         if data.get("optimizer_state_dict") is not None:
             self.optimizer.load_state_dict(data["optimizer_state_dict"])
