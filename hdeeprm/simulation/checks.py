@@ -15,14 +15,9 @@ from hdeeprm.errors import PlatformError, SimulationError
 from hdeeprm.platform.hosts import HostSpec
 from hdeeprm.simulation.energy import COMP, IDLE, SPEED
 from hdeeprm.simulation.runs import RUNS, HostRuns
-from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, JobState
+from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job
 
 _min = np.minimum.reduce
-_STATE_DETAIL = {JobState.NOT_SUBMITTED: "it is not submitted yet",
-                 JobState.SUBMITTED: "it is not running",
-                 JobState.RUNNING: "it is already running"}
-
-
 def host_tables(hosts: Sequence[HostSpec]) -> tuple[np.ndarray, np.ndarray]:
     """Pack the pstate tables of the hosts into one array padded with NaN.
 
@@ -90,31 +85,6 @@ def computes(jobs: Sequence[Job]) -> list[bool]:
                                   f"{ptype!r}; the embedded engine supports 'delay' and "
                                   f"'parallel_homogeneous' only")
     return flags
-
-
-def job_in_state(jobs: Sequence[Job], state: Sequence[JobState], job: Job, wanted: JobState,
-                 action: str, now: float) -> int:
-    """Index of ``job``, checked to be a job of ``jobs`` in state ``wanted``.
-
-    Args:
-        jobs: The workload's jobs, by index.
-        state: Their current states, by index.
-        job: The job a decision is about.
-        wanted: The state the decision needs.
-        action: The decision, for the message (``"execute"``, ``"reject"``, ``"kill"``).
-        now: Current simulated time in seconds, for the message.
-
-    Raises:
-        SimulationError: ``job`` is not one of ``jobs``, or is in another state.
-    """
-    i = job.index
-    if not 0 <= i < len(state) or jobs[i] is not job:
-        raise SimulationError(f"cannot {action} job {job.id!r}: it is not a job of this workload")
-    current = state[i]
-    if current is not wanted:
-        detail = _STATE_DETAIL.get(current, f"it is already {current.value}")
-        raise SimulationError(f"cannot {action} job {job.id!r} at t = {now:g} s: {detail}")
-    return i
 
 
 def _command(job: Job | None) -> str:

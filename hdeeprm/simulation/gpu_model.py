@@ -175,6 +175,10 @@ class GpuModel:
         OptionsError: See :func:`type_factors`; a slowdown factor below 1.
     """
 
+    #: Its name among the kernel's resource models (:class:`~hdeeprm.simulation.resource_model.ResourceModel`):
+    #: ``Engine.execute_job(..., gpus=placements)`` is ``shares={"gpu": placements}``.
+    name = "gpu"
+
     def __init__(self, cluster: GpuCluster, jobs: GpuJobs | GpuDemand,
                  speed: GpuSpeedModel = GpuSpeedModel()) -> None:
         for name in ("share_slowdown", "spread_slowdown"):

@@ -1,9 +1,13 @@
-"""The event kernel: the clock, the submission stream, the heap of timed events and their same-instant order.
+"""The event kernel: the clock, the submission stream, the heap of timed events and the jobs' life cycle.
+
+Its jobs' life cycle is Batsim's: batches of same-instant events, rejections and kills.
 
 One kernel times every run, whatever its resources: :class:`~hdeeprm.simulation.engine.Engine` subclasses
-:class:`EventKernel` and adds the CPU model (hosts, pstates, Batsim 4.2.1's energy) and, plugged in, the GPU
-model (:class:`~hdeeprm.simulation.gpu_model.GpuModel`). What is here is the part the models share, as SimGrid's
-kernel is shared by its CPU, network and disk models and SimPy's ``Environment`` by its processes:
+:class:`EventKernel` with the CPU model (:class:`~hdeeprm.simulation.cpu_model.CpuModel`: hosts, pstates,
+Batsim 4.2.1's energy) and takes any further resource model behind one interface
+(:class:`~hdeeprm.simulation.resource_model.ResourceModel`: the GPU model, a user's own), none of them known by
+name here, as SimGrid's kernel is shared by its CPU, network and disk models and SimPy's ``Environment`` by its
+processes. What is here is the part they share:
 
 - **the clock** :attr:`EventKernel.now`, seconds since the start of the simulation, which only moves forward, to
   the next instant that has an event;
@@ -29,14 +33,18 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+import time as _wallclock
 from collections.abc import Sequence
 
+import numpy as np
+
 from hdeeprm.errors import SimulationError
-from hdeeprm.workload.model import Workload
+from hdeeprm.simulation.results import Batch
+from hdeeprm.workload.model import Job, JobState, Workload
 
 __all__ = ["EventKernel", "EnergyWindow", "consumed_joules", "PRIORITY_SUBMISSION", "PRIORITY_COMPLETION",
            "PRIORITY_CALL", "CLOCKS",
-           "DEFAULT_CLOCK", "protocol_time", "decision_time", "warn_split_risks"]
+           "DEFAULT_CLOCK", "protocol_time", "decision_time", "warn_split_risks", "job_in_state"]
 
 #: The clock models (module docstring): ``"exact"`` decides at the exact instant of a batch; ``"batsim"`` at
 #: the instant Batsim 4.2.1's 6-decimal protocol gives.
@@ -134,6 +142,12 @@ PRIORITY_COMPLETION = 1
 PRIORITY_CALL = 2
 
 _INF = math.inf
+_SUBMITTED = JobState.SUBMITTED
+_RUNNING = JobState.RUNNING
+_SUCCESS = JobState.COMPLETED_SUCCESSFULLY
+_WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
+_KILLED = JobState.COMPLETED_KILLED
+_REJECTED = JobState.REJECTED
 log = logging.getLogger(__name__)
 
 
@@ -148,6 +162,37 @@ def warn_split_risks(instants: Sequence[float]) -> None:
         log.warning("%d instant(s) with 2+ jobs submitted together that real Batsim may deliver in two messages "
                     "(its clock can land 1 ulp below the submission time; docs/engine.rst, \"Split submissions\"): "
                     "t = %s s", len(instants), shown)
+
+
+_STATE_DETAIL = {JobState.NOT_SUBMITTED: "it is not submitted yet",
+                 JobState.SUBMITTED: "it is not running",
+                 JobState.RUNNING: "it is already running"}
+
+
+def job_in_state(jobs: Sequence[Job], state: Sequence[JobState], job: Job, wanted: JobState,
+                 action: str, now: float) -> int:
+    """Index of ``job``, checked to be a job of ``jobs`` in state ``wanted``.
+
+    Args:
+        jobs: The workload's jobs, by index.
+        state: Their current states, by index.
+        job: The job a decision is about.
+        wanted: The state the decision needs.
+        action: The decision, for the message (``"execute"``, ``"reject"``, ``"kill"``).
+        now: Current simulated time in seconds, for the message.
+
+    Raises:
+        SimulationError: ``job`` is not one of ``jobs``, or is in another state.
+    """
+    i = job.index
+    if not 0 <= i < len(state) or jobs[i] is not job:
+        raise SimulationError(f"cannot {action} job {job.id!r}: it is not a job of this workload")
+    current = state[i]
+    if current is not wanted:
+        detail = _STATE_DETAIL.get(current, f"it is already {current.value}")
+        raise SimulationError(f"cannot {action} job {job.id!r} at t = {now:g} s: {detail}")
+    return i
+
 
 
 class EventKernel:
@@ -165,16 +210,18 @@ class EventKernel:
         SimulationError: An unknown clock name.
     """
 
-    #: The resource models that meter energy, set by the subclass (None when absent): the CPU model's
-    #: ``EnergyAccount`` and the GPU model. Each keeps an :class:`EnergyWindow` the kernel opens.
-    _account = None
-    _gpu = None
+    #: The resource models that meter energy, set by the subclass: the CPU model's ``EnergyAccount`` and the
+    #: plugged models (:class:`~hdeeprm.simulation.resource_model.ResourceModel`). Each keeps an
+    #: :class:`EnergyWindow` the kernel opens; the kernel knows none of them by name.
+    _meters: Sequence = ()
+    #: The recorder of the output rows (:class:`~hdeeprm.simulation.recording.Recorder`), set by the subclass;
+    #: None: nothing is recorded.
+    _recorder = None
 
     def _open_energy_windows(self, t: float) -> None:
         """The first jobs are submitted at ``t``: every energy meter's window opens (:class:`EnergyWindow`)."""
-        for meter in (self._account, self._gpu):
-            if meter is not None:
-                meter.first_submission(t)
+        for meter in self._meters:
+            meter.first_submission(t)
 
     def __init__(self, workload: Workload, clock: str = DEFAULT_CLOCK) -> None:
         if clock not in CLOCKS:
@@ -199,6 +246,28 @@ class EventKernel:
         self._heap: list[tuple[float, int, int, int, int]] = []
         self._seq = 0
         self._version = [0] * len(jobs)
+        self._jobs = jobs
+        nj = len(jobs)
+        #: The jobs' life cycle, by job index: state, start and end times (s, NaN until then), hosts, whether
+        #: the scheduled end is a walltime kill, rejection reasons, the order they reached a final state.
+        self.state: list[JobState] = [JobState.NOT_SUBMITTED] * nj
+        self.start_time = np.full(nj, np.nan)
+        self.finish_time = np.full(nj, np.nan)
+        self.allocation: list = [None] * nj
+        self._by_walltime = [False] * nj
+        self._reasons: dict[int, str] = {}
+        self._completion_order: list[int] = []
+        self._n_started = 0
+        #: Jobs killed since the last batch (reported, in start order, by the next one) and pstate switches
+        #: to acknowledge (Batsim's RESOURCE_STATE_CHANGED), filled by the subclass's decisions.
+        self._pending_kills: list[int] = []
+        self._pending_acks: list[tuple[tuple[int, ...], int]] = []
+        self._start_seq = [0] * len(jobs)
+        # wall-clock seconds: first batch asked, last batch returned, decision time, end (SimulationResult)
+        self._wall_start: float | None = None
+        self._wall_return = 0.0
+        self._wall_sched = 0.0
+        self._wall_end: float | None = None
 
     def _drop_stale(self) -> None:
         """Pop invalidated completion entries from the top of the heap."""
@@ -320,9 +389,132 @@ class EventKernel:
             self._submissions(t, len(due))
         return due
 
-    def _instant(self, t: float) -> tuple[list, list, int]:
-        """Make the events of instant ``t`` (= :attr:`now`) happen: the jobs submitted, the jobs ended, the calls.
+    # ------------------------------------------------------------------ time advance
+    def has_pending_events(self) -> bool:
+        """Whether :meth:`next_batch` would return a batch (False: SIMULATION_ENDS is next).
 
-        Subclasses that own jobs implement it (the engine ends jobs here).
+        Returns:
+            True when a submission, a job end, a call or an acknowledgement is still pending.
         """
+        if self._sub_ptr < len(self._sub_order) or self._pending_kills or self._pending_acks or self._held:
+            return True
+        self._drop_stale()
+        return bool(self._heap)
+
+    def next_batch(self) -> Batch | None:
+        """Advance to the next instant that has events and return them.
+
+        Returns:
+            The :class:`Batch` of that instant (events in the order of docs/engine.rst, "Same-instant event
+            order"), or None when no event is left (everything submitted, nothing running that can end, no
+            pending call): SIMULATION_ENDS.
+        """
+        wall = _wallclock.perf_counter()
+        if self._wall_start is None:
+            self._wall_start = wall
+        else:
+            self._wall_sched += wall - self._wall_return
+        heap, version = self._heap, self._version   # next_event_time(), inlined (the hot path)
+        while heap and heap[0][1] == PRIORITY_COMPLETION and heap[0][4] != version[heap[0][3]]:
+            heapq.heappop(heap)
+        t, ptr = heap[0][0] if heap else _INF, self._sub_ptr
+        if ptr < len(self._sub_order) and self._sub_times[ptr] < t:
+            t = self._sub_times[ptr]
+        held = self._held
+        if self._pending_kills or self._pending_acks or held is not None:
+            t = self.now
+        if t == _INF:
+            if self._wall_end is None:
+                self._wall_end = _wallclock.perf_counter()
+            self._wall_return = _wallclock.perf_counter()
+            return None
+        self.now = t
+        submitted, completed, calls = self._instant(t)
+        if held is not None:   # what happened since the last batch, before the date the clock was held to
+            self._held = None
+            submitted, completed, calls = held[0] + submitted, held[1] + completed, held[2] + calls
+        killed: list[Job] = []
+        if self._pending_kills:
+            killed = [self._jobs[j] for j in self._pending_kills]
+            self._pending_kills = []
+            completed = sorted(completed + killed, key=lambda job, start_seq=self._start_seq: start_seq[job.index])
+        acks: list[tuple[tuple[int, ...], int]] = []
+        if self._pending_acks:
+            acks, self._pending_acks = self._pending_acks, []
+        batch = Batch(self.batch_time(t) if self._batsim_clock else t, submitted, completed, calls > 0, killed, calls,
+                      acks)
+        if self._batsim_clock:   # the exact clock: decisions at t
+            self.after_batch(t)
+        self._wall_return = _wallclock.perf_counter()
+        return batch
+
+    def _instant(self, t: float) -> tuple[list[Job], list[Job], int]:
+        """Make the events of instant ``t`` (= :attr:`now`) happen: submissions, job ends, calls.
+
+        Returns:
+            The jobs submitted (Batsim order), the jobs ended (start order) and the number of calls.
+        """
+        for advance in self._movers:
+            advance(t)
+        jobs, heap, state = self._jobs, self._heap, self.state
+        submitted: list[Job] = []
+        ptr, times = self._sub_ptr, self._sub_times
+        if ptr < len(times) and times[ptr] == t:
+            due = self._pop_submissions(t)
+            if self._sub_ptr == len(due):   # the first submissions: the energy windows open
+                self._open_energy_windows(t)
+            for i in due:
+                state[i] = _SUBMITTED
+            submitted = [jobs[i] for i in due]
+        completed: list[Job] = []
+        calls = 0
+        version = self._version
+        while heap and heap[0][0] == t:
+            _, prio, _, j, ver = heapq.heappop(heap)
+            if prio == PRIORITY_COMPLETION:
+                if ver == version[j]:
+                    self._end_job(j, _WALLTIME if self._by_walltime[j] else _SUCCESS)
+                    completed.append(jobs[j])
+            else:
+                calls += 1
+        if completed or calls:
+            self._step(t)
+        return submitted, completed, calls
+
+    def reject_job(self, job: Job, reason: str) -> None:
+        """Reject a submitted job (Batsim REJECT_JOB): final state REJECTED.
+
+        Args:
+            job: A job in state SUBMITTED.
+            reason: Why, written in the ``metadata`` column of ``out_jobs.csv``.
+
+        Raises:
+            SimulationError: The job is not waiting (not submitted, running or finished).
+        """
+        i = job_in_state(self._jobs, self.state, job, _SUBMITTED, "reject", self.now)
+        self.state[i] = _REJECTED
+        self.finish_time[i] = self.now
+        self._reasons[i] = str(reason)
+        self._completion_order.append(i)
+        if self._recorder is not None:
+            self._recorder.job_finished(job, _REJECTED, math.nan, self.now, None, math.nan, self._reasons[i])
+
+    def kill_job(self, job: Job) -> None:
+        """Kill a running job now (Batsim KILL_JOB): final state COMPLETED_KILLED.
+
+        Its hosts are free at once; the job is reported in the ``completed`` (and ``killed``) list of the next
+        batch, at the same instant. Killing a job that already reached a final state does nothing (it may have
+        ended in the batch the decision answers).
+
+        Raises:
+            SimulationError: The job has not started yet.
+        """
+        if job.index < len(self.state) and self.state[job.index].is_final:
+            return
+        i = job_in_state(self._jobs, self.state, job, _RUNNING, "kill", self.now)
+        self._end_job(i, _KILLED)
+        self._pending_kills.append(i)
+
+    def _end_job(self, i: int, final: JobState) -> None:
+        """Finish running job ``i`` at :attr:`now` with state ``final`` (the subclass frees its resources)."""
         raise NotImplementedError
