@@ -36,7 +36,8 @@ GPUs (``platforms/mixed_cpu_gpu.json``): each asks for its GPUs and its cores (i
 ``cores_per_gpu`` per GPU, default 4) on one node, scored by ``placement`` (default ``best_fit``), and runs its
 duration on ``reference_type`` (default V100 SXM2 16GB) scaled by the GPU's speed
 (:mod:`hdeeprm.decision.gpu_binding`, :mod:`hdeeprm.simulation.gpu_model`); the run's start strategy applies to
-both kinds of jobs.
+both kinds of jobs, and backfilling estimates a GPU job's run time as ``estimate`` says: ``"scaled"`` (default,
+the GPU replay's: its duration times its GPUs' run-time factor) or ``"requested"`` (its duration as it is).
 
 A ``gpu`` block makes the run a timed GPU replay (:mod:`hdeeprm.run.gpu_launch`); its keys are
 those of :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`, whose defaults they keep, plus
@@ -70,6 +71,7 @@ import jsonschema
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
 from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK
+from hdeeprm.decision.gpu_binding import GPU_ESTIMATES
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS, GPU_START_STRATEGIES
 from hdeeprm.decision.gpu_placement import placement_policy
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
@@ -159,6 +161,7 @@ SCHEMA: dict[str, Any] = {
             "cores_per_gpu": {"type": "integer", "minimum": 1},
             "placement": {"type": "string", "minLength": 1},
             "reference_type": {"type": "string", "minLength": 1},
+            "estimate": {"enum": list(GPU_ESTIMATES)},
         }},
     },
 }

@@ -4,7 +4,15 @@ Both estimate when running jobs end from their requested times: a job started at
 ``t0`` is expected to end at ``t0 + r`` (``r`` = requested time in seconds, SWF
 field 9 / Batsim ``walltime``); a job already running past its estimate (possible
 when walltimes are not enforced) is expected to end right after now (the next
-float). Ties between equal estimated ends go to the job started first.
+float). Ties between equal estimated ends go to the job started first. On a
+platform whose nodes carry GPUs, ``r`` of a job given GPUs is the binder's
+estimate on those GPUs (:meth:`~hdeeprm.decision.gpu_binding.GpuBinder.run_time`:
+by default the requested time times the GPUs' run-time factor, as the timed GPU
+replay estimates); EASY takes a backfill candidate's on the GPUs its placement
+picked. Conservative backfilling reserves queued jobs (and plans the decision's
+own starts) with their requested times: its profile counts cores only, the GPUs
+a queued job would get are unknown; from the next decision on, a started job's
+end is its estimate on its GPUs.
 
 **EASY backfilling** (:class:`EasyBackfilling`; Lifka, "The ANL/IBM SP scheduling
 system", JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001). One pass:
@@ -89,8 +97,15 @@ class _Backfilling(StartStrategy):
 
     def _start(self, job: Job, cores: np.ndarray, place: Place) -> None:
         place(job, cores)
-        self.running[job.index] = (self.manager.now + job.requested_time, self._seq, job, np.asarray(cores))
+        self.running[job.index] = (self.manager.now + self._run_time(job), self._seq, job, np.asarray(cores))
         self._seq += 1
+
+    def _run_time(self, job: Job) -> float:
+        """Estimated run time of a job just started, seconds: its requested time, or on its GPUs its binder's."""
+        binder = self.manager.gpus
+        if binder is None or not job.num_gpu:
+            return job.requested_time
+        return binder.run_time(job, binder.held.get(job.index))
 
     def _by_end(self) -> list[tuple[float, int, Job, np.ndarray]]:
         """Running jobs by estimated end (overdue ones: right after now), then start order."""
@@ -208,10 +223,12 @@ class EasyBackfilling(_Backfilling):
         # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job).
         then = self._at(shadow) if head.num_gpu and self.manager.gpus is not None and shadow < math.inf else None
         failed: set[tuple] = set()   # GPU job shapes that did not fit now (resources only shrink within a pass)
+        binder = self.manager.gpus
         for job in rest[1:]:
             if job.res > self.manager.resources.nb_free:
                 continue
-            short = now + job.requested_time <= shadow
+            on_gpus = binder is not None and job.num_gpu   # its estimate depends on the GPUs it gets
+            short = now + (binder.least_run_time(job) if on_gpus else job.requested_time) <= shadow
             if not short and job.res > spare:
                 continue   # it would still hold its cores at the shadow time, leaving the head too few
             shape = (job.res, job.mem, job.num_gpu, job.gpu_milli) if job.num_gpu else None
@@ -222,6 +239,10 @@ class EasyBackfilling(_Backfilling):
                 if shape is not None:
                     failed.add(shape)
                 continue
+            if on_gpus:   # its estimate on the GPUs the placement picked
+                short = now + binder.run_time(job, binder.pending(job)) <= shadow
+                if not short and job.res > spare:
+                    continue
             if then is not None:
                 fits = short or self._still_fits(head, then, job, cores)
             else:

@@ -21,10 +21,20 @@ rolled back all together when one part fits nowhere (the GPU replay's spread job
 
 A job that asks for no GPU never comes here: its cores are chosen as on a CPU-only platform (on any node),
 only the free-core counts of the GPU state follow it.
+
+**Run-time estimates.** Backfilling plans with estimated run times. A job given GPUs runs its requested time
+(the trace duration, on the run's reference GPU type) times the run-time factor of those GPUs
+(:meth:`~hdeeprm.simulation.gpu_model.GpuModel.factor`: 0.805 on an A100 SXM4, 1.121 on a V100 PCIe against a V100
+SXM2 at FP32). With ``gpu_jobs.estimate`` ``"scaled"`` (the default) the reservations use that product, the
+estimate of the timed GPU replay (:class:`RunTimeEstimate`, one rule for both): the estimate of a running job is
+taken on the GPUs it holds, that of a job about to backfill on the GPUs the placement picked for it. With
+``"requested"`` they use the requested time as it is (a scheduler that does not know the GPUs' speeds).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,8 +46,56 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.model import Job
 
+if TYPE_CHECKING:
+    from hdeeprm.simulation.gpu_model import GpuModel, GpuShare
+
 #: GPU placement policy of a mixed run that names none.
 DEFAULT_BINDING_PLACEMENT = "best_fit"
+#: How a mixed run's reservations estimate the run time of a job given GPUs (``gpu_jobs.estimate``, see the module
+#: docstring): ``"scaled"`` = requested time x the GPUs' run-time factor, ``"requested"`` = requested time.
+GPU_ESTIMATES = ("scaled", "requested")
+#: Estimate of a mixed run that names none: the GPU replay's.
+DEFAULT_GPU_ESTIMATE = "scaled"
+
+
+@dataclass(frozen=True)
+class RunTimeEstimate:
+    """Estimated run time of a job on given GPUs: its duration times their run-time factor (the one rule).
+
+    What the timed GPU replay's backfilling plans with (:class:`~hdeeprm.run.gpu_replay.GpuReplay`) and what a
+    mixed run's reservations use with ``gpu_jobs.estimate`` ``"scaled"``. With a GPU model's factor it is exact
+    (the kernel runs a job given GPUs its duration times the same factor).
+
+    Attributes:
+        durations: Each job's duration on the reference GPU type (the trace duration, a mixed run's requested
+            time), seconds, by job index.
+        factor: ``(job index, placements) -> run-time factor`` (:meth:`~hdeeprm.simulation.gpu_model.GpuModel.factor`).
+        fastest: The smallest factor any GPU of the platform gives (a lower bound of every job's factor: the share
+            and spread penalties are >= 1).
+    """
+
+    durations: Sequence[float] | np.ndarray
+    factor: Callable[[int, Sequence[GpuShare]], float]
+    fastest: float
+
+    @classmethod
+    def of(cls, model: GpuModel, durations: Sequence[float] | np.ndarray) -> RunTimeEstimate:
+        """The estimate of ``model``'s speed model (its :meth:`~hdeeprm.simulation.gpu_model.GpuModel.factor`).
+
+        Args:
+            model: The run's GPU model.
+            durations: Duration of each job on the reference GPU type, seconds, by job index.
+        """
+        slowness = np.asarray(model.slowness)[:-1]   # per GPU model; the last entry is "no GPU"
+        return cls(durations, model.factor, float(slowness.min()) if slowness.size else 1.0)
+
+    def __call__(self, job: int, placed: Sequence[GpuShare]) -> float:
+        """Seconds job ``job`` is expected to run on ``placed`` (its placements): duration x factor."""
+        return float(self.durations[job]) * self.factor(job, placed)
+
+    def least(self, job: int) -> float:
+        """Seconds job ``job`` runs at least, wherever it is placed: duration x :attr:`fastest`."""
+        return float(self.durations[job]) * self.fastest
 
 
 def binding_policy(placement: str) -> PlacementPolicy:
@@ -63,10 +121,13 @@ class GpuBinder:
         placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` or weighted policies
             (:func:`~hdeeprm.decision.gpu_placement.placement_policy`), without the fragmentation model.
         rng: Random generator (node tie ranks, the ``random`` policy).
+        estimate: How backfilling estimates the run time of a job given GPUs (see the module docstring): a
+            :class:`RunTimeEstimate` over the jobs' requested times, or None (the requested time as it is).
 
     Attributes:
         state: The GPU placement state (free GPU shares and free cores per node).
         held: GPUs of the running jobs, by job index.
+        estimate: The ``estimate`` given.
 
     Raises:
         OptionsError: An unknown placement name (with the closest valid one), or one that needs the fragmentation
@@ -74,8 +135,9 @@ class GpuBinder:
     """
 
     def __init__(self, cluster: GpuCluster, core_node: np.ndarray, placement: str = DEFAULT_BINDING_PLACEMENT,
-                 rng: np.random.Generator | None = None) -> None:
+                 rng: np.random.Generator | None = None, estimate: RunTimeEstimate | None = None) -> None:
         self.cluster = cluster
+        self.estimate = estimate
         self.core_node = np.asarray(core_node)
         self.policy = binding_policy(placement)
         self.rng = rng if rng is not None else np.random.default_rng(0)
@@ -86,6 +148,21 @@ class GpuBinder:
         self._pending: dict[int, list[Placement]] = {}
         self._widest = int(cluster.gpu_count.max(initial=0))
         self._any_model = np.ones(len(cluster.models) + 1, dtype=bool)
+
+    def run_time(self, job: Job, placed: Sequence[Placement] | None) -> float:
+        """Seconds ``job`` is expected to run on ``placed`` (its GPUs; None or empty: it holds none).
+
+        Its requested time, times the GPUs' run-time factor with a :attr:`estimate` (see the module docstring).
+        """
+        if self.estimate is None or not placed or not job.num_gpu:
+            return job.requested_time
+        return self.estimate(job.index, placed)
+
+    def least_run_time(self, job: Job) -> float:
+        """Seconds ``job`` runs at least wherever its GPUs are (:meth:`run_time`'s lower bound), before placing it."""
+        if self.estimate is None or not job.num_gpu:
+            return job.requested_time
+        return self.estimate.least(job.index)
 
     def pod(self, job: Job) -> PodRequest:
         """The node-level request of ``job``: its cores (thousandths) and its GPUs, any GPU model."""

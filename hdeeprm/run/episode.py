@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hdeeprm.decision.contention import ContentionModel
-from hdeeprm.decision.gpu_binding import DEFAULT_BINDING_PLACEMENT, GpuBinder
+from hdeeprm.decision.gpu_binding import (DEFAULT_BINDING_PLACEMENT, DEFAULT_GPU_ESTIMATE, GPU_ESTIMATES, GpuBinder,
+                                          RunTimeEstimate)
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.strategies import StartStrategy, make_start_strategy
 from hdeeprm.decision.view import StateView
@@ -73,6 +74,9 @@ class Episode:
             (:mod:`hdeeprm.simulation.gpu_model`).
         gpu_placement: GPU placement policy that scores the nodes of such jobs.
         gpu_speed: How fast such jobs run on the GPUs (reference type, precision, penalties).
+        gpu_estimate: How backfilling estimates the run time of such jobs, a name of
+            :data:`~hdeeprm.decision.gpu_binding.GPU_ESTIMATES` (``"scaled"``: requested time x the GPUs' run-time
+            factor, as the timed GPU replay; ``"requested"``: the requested time).
         clock: The engine's clock model (:data:`~hdeeprm.simulation.kernel.CLOCKS`; "batsim" = Batsim's
             6-decimal protocol clock, docs/engine.rst, "Protocol clock").
 
@@ -82,6 +86,9 @@ class Episode:
         view: The :class:`~hdeeprm.decision.view.StateView` observations and rewards read.
         done: True once the engine has no event left.
         jobs_ended: Jobs completed, killed or rejected so far.
+
+    Raises:
+        OptionsError: An unknown ``gpu_estimate``; see :class:`~hdeeprm.simulation.gpu_model.GpuModel`.
     """
 
     def __init__(self, hierarchy: ResourceHierarchy, workload: Workload, *, actions: Sequence[int],
@@ -89,7 +96,9 @@ class Episode:
                  strategy: StartStrategy | None = None, stream_to: str | Path | None = None,
                  prefix: str = "out", gpus: GpuCluster | None = None,
                  gpu_placement: str = DEFAULT_BINDING_PLACEMENT, gpu_speed: GpuSpeedModel = GpuSpeedModel(),
-                 clock: str = DEFAULT_CLOCK) -> None:
+                 gpu_estimate: str = DEFAULT_GPU_ESTIMATE, clock: str = DEFAULT_CLOCK) -> None:
+        if gpu_estimate not in GPU_ESTIMATES:
+            raise OptionsError(f"gpu_jobs.estimate must be one of {', '.join(GPU_ESTIMATES)}, got {gpu_estimate!r}")
         self.hierarchy = hierarchy
         self.workload = workload
         hosts = _host_specs(hierarchy)
@@ -107,8 +116,11 @@ class Episode:
         self.gpu_model = None if gpus is None else GpuModel(gpus, GpuDemand.of(workload.jobs), gpu_speed)
         self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=self.gpu_model,
                              clock=clock)
+        estimate = None
+        if self.gpu_model is not None and gpu_estimate == "scaled":
+            estimate = RunTimeEstimate.of(self.gpu_model, [job.requested_time for job in workload.jobs])
         binder = None if gpus is None else GpuBinder(gpus, hierarchy.core_node, gpu_placement,
-                                                     np.random.default_rng(seed))
+                                                     np.random.default_rng(seed), estimate)
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
                                        strategy=strategy, has_future_events=self.engine.has_pending_events,
                                        jobs=workload.jobs, gpus=binder)
@@ -247,8 +259,8 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
         model: The contention model (HDeepRM's by default).
         stream_to: Stream the Batsim-format CSVs into this folder as jobs end (see
             :class:`Episode`; then call ``episode.write_outputs`` with it).
-        gpus: The GPUs of the platform's nodes for the GPU jobs of ``options.gpu_jobs`` (placement and
-            reference type from that block), or None.
+        gpus: The GPUs of the platform's nodes for the GPU jobs of ``options.gpu_jobs`` (placement, reference
+            type and estimate from that block), or None.
 
     Returns:
         The finished :class:`Episode` and the sum of its rewards (0.0 without ``reward``).
@@ -261,7 +273,7 @@ def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Optio
     episode = Episode(hierarchy, workload, actions=options.actions, seed=options.seed, record=record, model=model,
                       strategy=make_start_strategy(options.start_strategy), stream_to=stream_to, gpus=gpus,
                       gpu_placement=block.get("placement", DEFAULT_BINDING_PLACEMENT), gpu_speed=speed,
-                      clock=options.clock)
+                      gpu_estimate=block.get("estimate", DEFAULT_GPU_ESTIMATE), clock=options.clock)
     manager, view = episode.manager, episode.view
     total, shown = 0.0, 0
     try:

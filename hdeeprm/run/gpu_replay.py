@@ -20,6 +20,7 @@ import numpy as np
 from hdeeprm.decision.gpu_manager import (
     DEFAULT_GPU_ORDERING, DEFAULT_GPU_PLACEMENT, DEFAULT_GPU_START_STRATEGY, GpuManager, Placement)
 from hdeeprm.decision.fragmentation import typical_pods
+from hdeeprm.decision.gpu_binding import RunTimeEstimate
 from hdeeprm.outputs.gpu_outputs import gpu_summary
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.run.session import drive
@@ -99,9 +100,8 @@ class GpuReplay:
         n = len(jobs)
         rng = np.random.default_rng(config.seed)
         self.typical = typical_pods(jobs.as_pods(), cluster.models) if n else None
-        duration, factor = jobs.duration, self.model.factor
         self.manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.start_strategy, rng,
-                                  self.typical, lambda job, placed: float(duration[job]) * factor(job, placed))
+                                  self.typical, RunTimeEstimate.of(self.model, jobs.duration))
         self.kernel_jobs = kernel_workload(jobs)
         self.engine = Engine((), self.kernel_jobs, energy=False, record=False, gpu=self.model)
         self.rows: list[tuple] = []   # the GPU timeline, one row per instant (GpuTimeline.of_rows)
