@@ -13,6 +13,10 @@ Stretch, slowdown and consumed energy use the definitions of :mod:`hdeeprm.outpu
   stretch ``-1.000000``, empty allocated_resources, consumed_energy ``-1.000000`` and the
   rejection reason (CSV-quoted) in ``metadata``. Other jobs have metadata ``""``.
   Jobs killed by KILL_JOB are ``COMPLETED_KILLED`` rows with their real times.
+  A run with a GPU model (a mixed CPU + GPU run, a timed GPU replay) adds
+  :data:`GPU_JOB_COLUMNS` after Batsim's: ``allocated_gpus`` (global GPU ids, node-major,
+  as an interval set; empty for a job that held none) and ``gpu_milli`` (the share of each
+  GPU it asked for, 0 for a job asking for none); CPU-only runs keep Batsim's columns.
 * ``<prefix>_schedule.csv``: one row of totals, columns in alphabetical order (see
   :func:`schedule_totals`).
 * ``<prefix>_machine_states.csv``: a row after every job start, job end and pstate switch
@@ -46,6 +50,10 @@ BATSIM_FORMAT_VERSION = "4.2.1"
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
                "requested_time,success,final_state,starting_time,execution_time,finish_time,"
                "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata")
+#: Extra columns of ``out_jobs.csv`` after Batsim's in a run with a GPU model (:func:`gpu_job_cells`).
+GPU_JOB_COLUMNS = ("allocated_gpus", "gpu_milli")
+#: The header of ``out_jobs.csv`` in a run with a GPU model.
+GPU_JOBS_HEADER = JOBS_HEADER + "," + ",".join(GPU_JOB_COLUMNS)
 MACHINE_STATES_HEADER = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
 PSTATE_CHANGES_HEADER = "time,machine_id,new_pstate"
 CONSUMED_ENERGY_HEADER = "time,energy,event_type,wattmin,epower"
@@ -188,8 +196,23 @@ def format_job_row(job_id: str, name: str, profile: str, sub: float, res: int, w
                        start - sub, turnaround, stretch, allocation, energy)
 
 
+def gpu_job_cells(gpu, job: int) -> str:
+    """The :data:`GPU_JOB_COLUMNS` cells of one job's ``out_jobs.csv`` row (without the leading comma).
+
+    Args:
+        gpu: The run's :class:`~hdeeprm.simulation.results.GpuUsage` (its placements may still be filling in).
+        job: Job index.
+
+    Returns:
+        ``"<GPU ids as an interval set>,<gpu_milli>"``, e.g. ``"8-11,1000"``; ``",0"`` for a job asking for no GPU.
+    """
+    return f"{interval_set(gpu.gpu_ids(job))},{int(gpu.jobs.gpu_milli[job])}"
+
+
 def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
     """Write Batsim's ``out_jobs.csv``: one row per finished or rejected job.
+
+    With a GPU part (``result.gpu``, a mixed CPU + GPU run) each row ends with :func:`gpu_job_cells`.
 
     Args:
         path: Output file.
@@ -198,9 +221,11 @@ def write_jobs_csv(path: str | os.PathLike, result: SimulationResult) -> None:
     jobs = result.workload.jobs
     name = result.workload.name
     start, finish, energy = result.start_time.tolist(), result.finish_time.tolist(), result.consumed_energy.tolist()
-    lines = [JOBS_HEADER]
+    gpu = result.gpu
+    lines = [JOBS_HEADER if gpu is None else GPU_JOBS_HEADER]
     lines.extend(job_row(jobs[i], name, result.state[i], start[i], finish[i], result.allocation[i], energy[i],
-                         result.reasons.get(i, "")) for i in result.completion_order)
+                         result.reasons.get(i, "")) + ("" if gpu is None else "," + gpu_job_cells(gpu, i))
+                 for i in result.completion_order)
     _write_lines(path, lines)
 
 

@@ -26,14 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.outputs.batsim_csv import (JOBS_HEADER, RAN_STATES, batsim_totals, format_job_row, interval_set,
-                                        schedule_cells)
+from hdeeprm.outputs.batsim_csv import (GPU_JOB_COLUMNS, GPU_JOBS_HEADER, RAN_STATES, batsim_totals, format_job_row,
+                                        gpu_job_cells, interval_set, schedule_cells)
 from hdeeprm.outputs.metrics import summarize_arrays
 from hdeeprm.simulation.results import SimulationResult
 from hdeeprm.workload.model import JobState
 
-#: Extra columns of a GPU run's ``out_jobs.csv`` after Batsim's.
-GPU_JOB_COLUMNS = ("allocated_gpus", "gpu_milli")
+__all__ = ["GPU_JOB_COLUMNS", "TIMELINE_COLUMNS", "gpu_summary", "write_gpu_jobs_csv", "gpu_schedule_totals",
+           "write_gpu_timeline_csv", "plot_gpu_run", "write_gpu_outputs"]
 #: Columns of ``out_gpu_timeline.csv``.
 TIMELINE_COLUMNS = ("time", "allocated_gpu_milli", "busy_gpus", "fragmented_gpu_milli", "gpu_power_w", "queued_jobs")
 
@@ -91,20 +91,19 @@ def write_gpu_jobs_csv(path: str | Path, result: SimulationResult) -> None:
     """
     gpu = result.gpu
     jobs = gpu.jobs
-    lines = [JOBS_HEADER + "," + ",".join(GPU_JOB_COLUMNS)]
+    lines = [GPU_JOBS_HEADER]
     name = jobs.name
     start, finish = result.start_time.tolist(), result.finish_time.tolist()
     for i in result.completion_order:
-        sub, res, milli = float(jobs.submit[i]), int(jobs.num_gpu[i]), int(jobs.gpu_milli[i])
+        sub, res = float(jobs.submit[i]), int(jobs.num_gpu[i])
         if result.state[i] is JobState.REJECTED:
             row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.REJECTED, -1.0,
                                  finish[i], None, -1.0, result.reasons[i])
-            lines.append(f"{row},,{milli}")
-            continue
-        row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.COMPLETED_SUCCESSFULLY,
-                             start[i], finish[i], interval_set(p.node for p in gpu.placements[i]),
-                             float(gpu.job_energy[i]))
-        lines.append(f"{row},{interval_set(gpu.gpu_ids(i))},{milli}")
+        else:
+            row = format_job_row(jobs.ids[i], name, "gpu", sub, res, -1.0, JobState.COMPLETED_SUCCESSFULLY,
+                                 start[i], finish[i], interval_set(p.node for p in gpu.placements[i]),
+                                 float(gpu.job_energy[i]))
+        lines.append(f"{row},{gpu_job_cells(gpu, i)}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -129,7 +128,11 @@ def gpu_schedule_totals(result: SimulationResult) -> dict[str, object]:
 
 
 def write_gpu_timeline_csv(path: str | Path, result: SimulationResult) -> None:
-    """Write ``out_gpu_timeline.csv``: the state after every instant (:data:`TIMELINE_COLUMNS`)."""
+    """Write ``out_gpu_timeline.csv``: the state after every instant (:data:`TIMELINE_COLUMNS`).
+
+    Times ``%f`` s, the fragmented share and the power with 3 decimals (``nan`` where the run does not measure
+    the fragmentation: a mixed CPU + GPU run has no typical pods).
+    """
     line = result.gpu.timeline
     lines = [",".join(TIMELINE_COLUMNS)]
     for row in zip(line.times, line.allocated, line.busy_gpus, line.fragmented, line.power, line.queued):

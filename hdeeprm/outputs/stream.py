@@ -11,13 +11,13 @@ end by :func:`hdeeprm.outputs.batsim_csv.write_outputs` with ``streamed=True``.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from hdeeprm.compiled import path_name
-from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
+from hdeeprm.outputs.batsim_csv import (CONSUMED_ENERGY_HEADER, GPU_JOBS_HEADER, JOBS_HEADER, MACHINE_STATES_HEADER,
                                         PSTATE_CHANGES_HEADER, EnergyRows, ascending_interval_set,
                                         distinct_interval_set, initial_pstate_rows,
                                         job_row, machine_state_row, pstate_rows)
@@ -53,11 +53,15 @@ class CsvStream(Recorder):
         files: ``{"jobs", "machine_states", "pstate_changes", "consumed_energy"}`` -> open text
             files, headers already written (the last two absent without energy).
         workload_name: Name written in the ``workload_name`` column of ``out_jobs.csv``.
+        gpu_cells: In a run with a GPU model (files opened with ``gpu_columns``): job -> the
+            :data:`~hdeeprm.outputs.batsim_csv.GPU_JOB_COLUMNS` cells of its row
+            (:func:`~hdeeprm.outputs.batsim_csv.gpu_job_cells`); None otherwise.
     """
 
     streams = True
 
-    def __init__(self, nb_hosts: int, energy: EnergyAccount | None, files: dict, workload_name: str) -> None:
+    def __init__(self, nb_hosts: int, energy: EnergyAccount | None, files: dict, workload_name: str,
+                 gpu_cells: Callable[[Job], str] | None = None) -> None:
         super().__init__(nb_hosts, energy)
         self._files = files
         self._name = workload_name
@@ -72,12 +76,14 @@ class CsvStream(Recorder):
             rows = StreamRows(nb_hosts, energy, self._ms, self._ps, self._en, distinct_interval_set)
             self.job_started, self.job_ended, self.switching = rows.job_started, rows.job_ended, rows.switching
             self.switched, self.switched_groups = rows.switched, rows.switched_groups
-        if JobRows is not None:
+        self._gpu_cells = gpu_cells
+        if gpu_cells is None and JobRows is not None:
             self.job_finished = JobRows(workload_name, self._jobs, job_row, distinct_interval_set,
                                         job_slowdown, JobState.COMPLETED_SUCCESSFULLY, JobState.REJECTED).job_finished
 
     @staticmethod
-    def open(outdir: str | os.PathLike, prefix: str, initial_pstates: np.ndarray, energy: bool) -> dict:
+    def open(outdir: str | os.PathLike, prefix: str, initial_pstates: np.ndarray, energy: bool,
+             gpu_columns: bool = False) -> dict:
         """Create the streamed files in ``outdir`` and write their headers.
 
         Args:
@@ -85,13 +91,14 @@ class CsvStream(Recorder):
             prefix: File name prefix, e.g. ``out`` -> ``out_jobs.csv``.
             initial_pstates: Pstate of each host at t = 0, int (nb_hosts,).
             energy: Whether energy is simulated (pstate and energy files).
+            gpu_columns: Whether ``out_jobs.csv`` has the GPU columns (a run with a GPU model).
 
         Returns:
             The open files, for :class:`CsvStream` (close them with :meth:`close_files`).
         """
         base = Path(outdir)
         base.mkdir(parents=True, exist_ok=True)
-        headers = {"jobs": [JOBS_HEADER], "machine_states": [MACHINE_STATES_HEADER]}
+        headers = {"jobs": [GPU_JOBS_HEADER if gpu_columns else JOBS_HEADER], "machine_states": [MACHINE_STATES_HEADER]}
         if energy:
             headers["pstate_changes"] = [PSTATE_CHANGES_HEADER, *initial_pstate_rows(initial_pstates)]
             headers["consumed_energy"] = [CONSUMED_ENERGY_HEADER]
@@ -199,5 +206,8 @@ class CsvStream(Recorder):
 
     def job_finished(self, job: Job, state: JobState, start: float, finish: float,
                      allocation: tuple[int, ...] | None, energy: float, reason: str) -> None:
-        """See :meth:`Recorder.job_finished`: its ``out_jobs.csv`` row, now."""
-        self._jobs(job_row(job, self._name, state, start, finish, allocation, energy, reason) + "\n")
+        """See :meth:`Recorder.job_finished`: its ``out_jobs.csv`` row, now (with its GPU cells in a GPU run)."""
+        row = job_row(job, self._name, state, start, finish, allocation, energy, reason)
+        if self._gpu_cells is not None:
+            row = f"{row},{self._gpu_cells(job)}"
+        self._jobs(row + "\n")

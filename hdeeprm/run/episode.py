@@ -13,6 +13,7 @@ The engine's semantics are Batsim 4.2.1's (see :mod:`hdeeprm.simulation.engine`)
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from hdeeprm.simulation.engine import Engine, SimulationResult
 from hdeeprm.simulation.gpu_model import GpuDemand, GpuModel, GpuSpeedModel
 from hdeeprm.simulation.kernel import DEFAULT_CLOCK, consumed_joules
 from hdeeprm.simulation.recording import Recorder
+from hdeeprm.simulation.results import GpuTimeline
 from hdeeprm.workload.model import Workload
 
 if TYPE_CHECKING:
@@ -49,6 +51,21 @@ def _host_specs(hierarchy: ResourceHierarchy) -> list:
     if _HOSTS[0] is not hierarchy:
         _HOSTS[:] = [hierarchy, hierarchy.host_specs()]
     return list(_HOSTS[1])
+
+
+def _gpu_cells(gpu_model: GpuModel):
+    """``job -> the GPU cells of its out_jobs.csv row`` (streamed rows), from the model's placements.
+
+    The cells are :func:`~hdeeprm.outputs.batsim_csv.gpu_job_cells`'s, read from the placements as the jobs start.
+    """
+    from hdeeprm.outputs.batsim_csv import gpu_job_cells
+
+    live = gpu_model.usage()
+    live.placements = gpu_model.placements   # the model's own list, not a copy: each job's GPUs once it starts
+
+    def cells(job) -> str:
+        return gpu_job_cells(live, job.index)
+    return cells
 
 
 class Episode:
@@ -86,6 +103,9 @@ class Episode:
         view: The :class:`~hdeeprm.decision.view.StateView` observations and rewards read.
         done: True once the engine has no event left.
         jobs_ended: Jobs completed, killed or rejected so far.
+        gpu_rows: With GPUs and ``record``: the GPU state after every instant (its batch and the decision
+            taken at it), ``(time s, allocated GPU share in thousandths, busy GPUs, fragmented share (NaN: not
+            measured), GPU power W, queued jobs asking for GPUs)`` rows (``out_gpu_timeline.csv``); else None.
 
     Raises:
         OptionsError: An unknown ``gpu_estimate``; see :class:`~hdeeprm.simulation.gpu_model.GpuModel`.
@@ -104,23 +124,27 @@ class Episode:
         hosts = _host_specs(hierarchy)
         self._stream: dict | None = None
         recorder = Recorder
+        gpu_model = self.gpu_model = None if gpus is None else GpuModel(gpus, GpuDemand.of(workload.jobs), gpu_speed)
         if record and stream_to is not None:
             from hdeeprm.outputs.stream import CsvStream
 
             initial = np.array([h.initial_pstate for h in hosts], dtype=np.intp)
-            files = self._stream = CsvStream.open(stream_to, prefix, initial, energy=True)
+            files = self._stream = CsvStream.open(stream_to, prefix, initial, energy=True,
+                                                  gpu_columns=gpu_model is not None)
             self._stream_to = (Path(stream_to), prefix)
+            cells = None if gpu_model is None else _gpu_cells(gpu_model)
 
             def recorder(nb_hosts, account):
-                return CsvStream(nb_hosts, account, files, workload.name)
-        self.gpu_model = None if gpus is None else GpuModel(gpus, GpuDemand.of(workload.jobs), gpu_speed)
-        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=self.gpu_model,
+                return CsvStream(nb_hosts, account, files, workload.name, cells)
+        self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=gpu_model,
                              clock=clock)
         estimate = None
-        if self.gpu_model is not None and gpu_estimate == "scaled":
-            estimate = RunTimeEstimate.of(self.gpu_model, [job.requested_time for job in workload.jobs])
+        if gpu_model is not None and gpu_estimate == "scaled":
+            estimate = RunTimeEstimate.of(gpu_model, [job.requested_time for job in workload.jobs])
         binder = None if gpus is None else GpuBinder(gpus, hierarchy.core_node, gpu_placement,
                                                      np.random.default_rng(seed), estimate)
+        self.gpu_rows: list[tuple] | None = [] if record and gpu_model is not None else None
+        self._instant: float | None = None   # the instant taken in last, not yet in gpu_rows
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
                                        strategy=strategy, has_future_events=self.engine.has_pending_events,
                                        jobs=workload.jobs, gpus=binder)
@@ -135,17 +159,27 @@ class Episode:
             True when a decision is due (call :meth:`apply`), False when the
             simulation has ended.
         """
-        engine, manager = self.engine, self.manager
+        engine, manager, rows = self.engine, self.manager, self.gpu_rows
         while True:
+            if rows is not None and self._instant is not None:
+                rows.append(self._gpu_row(self._instant))   # the instant being left, after its decision
             batch = engine.next_batch()
             if batch is None:
+                self._instant = None
                 self.done = True
                 return False
+            self._instant = batch.time
             nb_rejected = len(manager.rejected)
             due = manager.on_batch(batch.time, batch.submitted, batch.completed)
             self.jobs_ended += len(batch.completed) + len(manager.rejected) - nb_rejected
             if due:
                 return True
+
+    def _gpu_row(self, t: float) -> tuple:
+        """The :attr:`gpu_rows` row of instant ``t`` (the state now)."""
+        model = self.gpu_model
+        queued = sum(1 for job in self.manager.queue if job.num_gpu)
+        return (t, model.allocated(), model.busy_gpus(), math.nan, model.power(), queued)
 
     def apply(self, action: int) -> int:
         """Apply an action (position in the action set); returns the jobs started."""
@@ -169,7 +203,10 @@ class Episode:
         """The run's :class:`~hdeeprm.simulation.results.SimulationResult` now (its GPU part on a mixed platform)."""
         result = self.engine.result()
         if self.gpu_model is not None:
-            result.gpu = self.gpu_model.usage()
+            rows = self.gpu_rows
+            if rows is not None and self._instant is not None:   # a snapshot between a batch and its decision
+                rows = [*rows, self._gpu_row(self._instant)]
+            result.gpu = self.gpu_model.usage(None if rows is None else GpuTimeline.of_rows(rows))
         return result
 
     def _metrics(self, result: SimulationResult) -> dict[str, float | int]:
@@ -186,6 +223,10 @@ class Episode:
     def write_outputs(self, outdir: str | Path, prefix: str = "out") -> dict[str, float | int]:
         """Write the Batsim-format CSVs, the metrics summary and ``overutilizations.json``.
 
+        With GPUs: ``out_jobs.csv`` has the GPU columns (:data:`~hdeeprm.outputs.batsim_csv.GPU_JOB_COLUMNS`) and
+        ``{prefix}_gpu_timeline.csv`` the GPU state after every instant (:attr:`gpu_rows`, the GPU replay's columns,
+        :func:`~hdeeprm.outputs.gpu_outputs.write_gpu_timeline_csv`).
+
         Returns:
             The metrics summary written to ``{prefix}_metrics.json``.
         """
@@ -201,6 +242,10 @@ class Episode:
                                    f"'{self._stream_to[1]}': write them there, not to {outdir} ('{prefix}')")
             self.close()
         write_outputs(outdir, result, prefix=prefix, streamed=streamed)
+        if result.gpu is not None and result.gpu.timeline is not None:
+            from hdeeprm.outputs.gpu_outputs import write_gpu_timeline_csv
+
+            write_gpu_timeline_csv(outdir / f"{prefix}_gpu_timeline.csv", result)
         metrics = self._metrics(result)
         write_decision_outputs(outdir, metrics, self.manager, self.engine.now, prefix=prefix)
         return metrics

@@ -20,7 +20,9 @@ may backfill only if it ends by 1000 s.
 """
 from __future__ import annotations
 
+import csv
 import json
+import math
 
 import pytest
 
@@ -85,3 +87,33 @@ def test_a_faster_gpu_job_backfills_when_its_scaled_time_ends_before_the_reserva
 def test_an_unknown_estimate_is_refused(tmp_path):
     with pytest.raises(OptionsError, match="^gpu_jobs.estimate must be one of scaled, requested, got 'exact'$"):
         _run(tmp_path, "DGX A100", 1200, "exact")
+
+
+def test_the_gpu_ids_and_the_gpu_timeline_of_a_mixed_run(tmp_path):
+    """out_jobs.csv gets the GPU replay's two columns, out_gpu_timeline.csv one row per instant (defect 2)."""
+    streamed, plain = tmp_path / "streamed", tmp_path / "plain"
+    episode, _ = _run(tmp_path, "Dell R740 2xV100", 950, "scaled", stream_to=streamed)
+    episode.write_outputs(streamed)
+    episode, _ = _run(tmp_path, "Dell R740 2xV100", 950, "scaled")
+    episode.write_outputs(plain)
+    for name in ("out_jobs.csv", "out_gpu_timeline.csv"):   # both ways of writing give the same bytes
+        assert (streamed / name).read_bytes() == (plain / name).read_bytes(), name
+    rows = list(csv.reader(open(streamed / "out_jobs.csv")))
+    assert rows[0][-3:] == ["metadata", "allocated_gpus", "gpu_milli"]
+    # C and H (no GPU): no id, share 0; X: GPU 0 of the node, whole.
+    assert {row[0]: row[-2:] for row in rows[1:]} == {"C": ["", "0"], "H": ["", "0"], "X": ["0", "1000"]}
+    end = 1100.0 + 950.0 * V100_PCIE
+    # Power: 2 V100 PCIe idle at 30 W each; X's GPU at its 250 W TDP. Queued: jobs asking for GPUs.
+    assert (streamed / "out_gpu_timeline.csv").read_text().splitlines() == [
+        "time,allocated_gpu_milli,busy_gpus,fragmented_gpu_milli,gpu_power_w,queued_jobs",
+        "0.000000,0,0,nan,60.000,0",
+        "10.000000,0,0,nan,60.000,1",
+        "1000.000000,0,0,nan,60.000,1",
+        "1100.000000,1000,1,nan,280.000,0",
+        f"{end:f},0,0,nan,60.000,0"]
+    assert math.isnan(episode.result().gpu.timeline.fragmented[0])
+
+
+def test_a_run_without_records_keeps_no_gpu_timeline(tmp_path):
+    episode, _ = _run(tmp_path, "Dell R740 2xV100", 950, "scaled", record=False)
+    assert episode.gpu_rows is None and episode.result().gpu.timeline is None

@@ -4,10 +4,13 @@ from __future__ import annotations
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from hdeeprm.config.options import load_options
 from hdeeprm.errors import OptionsError
+from hdeeprm.outputs.gpu_outputs import TIMELINE_COLUMNS
+from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.loader import load_platform
 from hdeeprm.run.launch import launch
 from tests.conftest import ROOT
@@ -32,6 +35,23 @@ def test_cpu_and_gpu_jobs_share_the_platform_under_easy(shared, tmp_path):
                  (range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1))]
         nodes = {int(hierarchy.core_node[c]) for c in cores}
         assert len(nodes) == 1 and nodes <= gpu_nodes, r
+    # each GPU job's GPUs (global ids, node-major, the GPU replay's columns) are on the node of its cores
+    cluster = load_gpu_cluster(options.platform_file_path)
+    first_gpu = np.concatenate(([0], np.cumsum(cluster.gpu_count)))
+    for r in rows:
+        gpus = [g for part in r["allocated_gpus"].split() for g in
+                range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)]
+        if not r["job_id"].startswith("gpu-"):
+            assert gpus == [] and r["gpu_milli"] == "0", r
+            continue
+        core = int(r["allocated_resources"].split()[0].split("-")[0])
+        node = int(hierarchy.core_node[core])
+        assert gpus and all(first_gpu[node] <= g < first_gpu[node + 1] for g in gpus), r
+        assert r["gpu_milli"] == "1000"   # Philly jobs hold whole GPUs
+    timeline = list(csv.DictReader(open(tmp_path / "out_gpu_timeline.csv")))
+    assert list(timeline[0]) == list(TIMELINE_COLUMNS)
+    assert max(int(t["allocated_gpu_milli"]) for t in timeline) <= 1000 * cluster.nb_gpus
+    assert float(timeline[-1]["time"]) == max(float(r["finish_time"]) for r in rows)   # the last instant: the last end
     metrics = json.loads((tmp_path / "out_metrics.json").read_text())
     assert metrics == {**metrics, "nb_jobs": 400, "nb_completed": 400}
     assert metrics["gpu_energy"] > 0 and metrics["energy"] == metrics["cpu_energy"] + metrics["gpu_energy"]
