@@ -48,38 +48,19 @@ def _check_run(outdir: Path) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     """Load the inputs, run the checks, print the outcome; 1 when a check fails, else 0."""
-    from hdeeprm.config.build import build_platform, build_workload
     from hdeeprm.config.options import load_options
     from hdeeprm.errors import OptionsError
-    from hdeeprm.run.check import run_checks, run_gpu_checks
-    from hdeeprm.workload.convert import format_report
+    from hdeeprm.run.check import check_inputs
 
     if Path(args.options).is_dir():
         if args.custom_workload or args.library or args.gpu_library:
             raise OptionsError("a run folder is checked alone: drop -cw, --library and --gpu-library")
         return _check_run(Path(args.options))
     options = load_options(args.options)
-    if options.gpu is not None:   # a timed GPU run: its own inputs and checks
-        from hdeeprm.run.gpu_launch import load_gpu_inputs
-
-        if args.custom_workload:
-            raise OptionsError("a GPU run (options with a 'gpu' block) takes its workload from the options: drop -cw",
-                               path=options.source)
-        cluster, jobs, config = load_gpu_inputs(options, args.library, args.gpu_library)
-        failed = _print_checks(run_gpu_checks(cluster, jobs, config))
-        if jobs.report:
-            import json
-
-            print(f"workload report: {json.dumps(jobs.report)}")
-        return 1 if failed else 0
-    if args.gpu_library:
-        raise OptionsError("--gpu-library applies to GPU runs (options with a 'gpu' block)", path=options.source)
-    hierarchy = build_platform(options, args.library)
-    workload = build_workload(options, hierarchy, args.custom_workload)
-    failed = _print_checks(run_checks(hierarchy, workload))
-    if workload.report:
-        print("workload report:")
-        print(format_report(workload.report))
+    results, report = check_inputs(options, args.custom_workload, args.library, args.gpu_library)
+    failed = _print_checks(results)
+    if report:
+        print(f"workload report: {report}" if options.gpu is not None else f"workload report:\n{report}")
     return 1 if failed else 0
 
 

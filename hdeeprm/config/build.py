@@ -117,11 +117,17 @@ def swf_conversion(options: Options, hierarchy: ResourceHierarchy) -> dict:
             "enforce_walltime": options.enforce_walltime, "mem_bw_choices": options.mem_bw_choices}
 
 
+#: Key of a workload's report that counts the jobs :func:`with_gpu_jobs` added (``gpu_jobs``): the rest of the
+#: report is the CPU trace's (its conversion report, which counts only the CPU trace's jobs).
+GPU_JOBS_REPORT = "gpu jobs"
+
+
 def with_gpu_jobs(workload: Workload, options: Options) -> Workload:
     """``workload`` with the jobs of the options' GPU trace window (``gpu_jobs``), merged by submission time.
 
     Both traces start at time 0 of the run (each window's first job submits at 0). Equal times keep the CPU job
-    first (a stable merge); Batsim's same-instant order then sorts them by id.
+    first (a stable merge); Batsim's same-instant order then sorts them by id. The report gains
+    :data:`GPU_JOBS_REPORT` (the GPU jobs added); the GPU jobs have no SWF job number (``swf_id`` -1).
 
     Raises:
         WorkloadError: the GPU trace is invalid or ``gpu_jobs.first_job`` is past its end.
@@ -133,7 +139,7 @@ def with_gpu_jobs(workload: Workload, options: Options) -> Workload:
     extra = as_core_jobs(trace, 0, int(block.get("cores_per_gpu", DEFAULT_CORES_PER_GPU)))
     merged = sorted(workload.jobs + extra, key=lambda job: job.subtime)   # stable: CPU jobs first at equal times
     jobs = [dataclasses.replace(job, index=i) for i, job in enumerate(merged)]
-    report = {**workload.report, "gpu jobs": len(extra)}
+    report = {**workload.report, GPU_JOBS_REPORT: len(extra)}
     return Workload(jobs=jobs, name=workload.name, nb_res=workload.nb_res, reference_speed=workload.reference_speed,
                     report=report, source=workload.source)
 

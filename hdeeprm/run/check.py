@@ -13,18 +13,31 @@ line saying what is wrong and what to change, and every check can fail on a real
   trace (SWF v2.2, https://www.cs.huji.ac.il/labs/parallel/workload/swf.html): each is
   kept or counted under one skip reason, recounted from the trace itself.
 
+A run with ``gpu_jobs`` (CPU and GPU jobs on a platform whose nodes carry GPUs) is checked as
+it runs: :func:`check_jobs_fit` asks the GPU side whether a GPU job's cores and GPUs fit a node
+(:meth:`~hdeeprm.decision.gpu_binding.GpuBinder.never_fits`), :func:`check_report` checks the
+CPU trace's report against the CPU trace's jobs (the GPU jobs are counted apart,
+:data:`~hdeeprm.config.build.GPU_JOBS_REPORT`). :func:`check_inputs` is what ``hdeeprm-check``
+runs on an options file.
+
 A check lists at most :data:`MAX_PROBLEMS` problems, then how many more there are.
 """
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.config.build import GPU_JOBS_REPORT
+from hdeeprm.decision.gpu_binding import DEFAULT_BINDING_PLACEMENT, GpuBinder
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.errors import WorkloadError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.workload.convert import (ALTERED_ALLOCATED_SIZE, ALTERED_NO_MEMORY, ALTERED_NO_REQUESTED_TIME,
                                       FLAGGED_TOO_LARGE, KEPT, SKIPPED_KEYS, SKIPPED_NO_RUN_TIME, SKIPPED_NO_SIZE,
                                       SKIPPED_NO_SUBMIT_TIME)
@@ -65,17 +78,20 @@ def _capped(problems: list[str], total: int, what: str) -> list[str]:
     return problems[:MAX_PROBLEMS] + [f"... and {total - MAX_PROBLEMS} more {what}"]
 
 
-def check_jobs_fit(hierarchy: ResourceHierarchy, workload: Workload) -> list[str]:
+def check_jobs_fit(hierarchy: ResourceHierarchy, workload: Workload, gpus: GpuCluster | None = None) -> list[str]:
     """Find the jobs that can never fit the platform (they would be rejected at submission).
 
     Args:
         hierarchy: The platform.
-        workload: The jobs (``res`` in cores, ``mem`` in MB per core).
+        workload: The jobs (``res`` in cores, ``mem`` in MB per core, ``num_gpu`` GPUs of ``gpu_milli``).
+        gpus: The GPUs of the platform's nodes (a run with ``gpu_jobs``, :func:`~hdeeprm.config.build.build_gpu_side`),
+            or None: a job asking for GPUs then never fits.
 
     Returns:
-        One problem per such job (the manager's reason: cores, or memory per core).
+        One problem per such job (the manager's reason: cores, memory per core, or GPUs).
     """
-    manager = WorkloadManager(_NullSimulator(), hierarchy)
+    binder = None if gpus is None else GpuBinder(gpus, hierarchy.core_node, DEFAULT_BINDING_PLACEMENT)
+    manager = WorkloadManager(_NullSimulator(), hierarchy, gpus=binder)
     out = []
     for job in workload.jobs:
         reason = manager.never_fits(job)
@@ -262,6 +278,10 @@ def check_report(hierarchy: ResourceHierarchy, workload: Workload) -> list[str]:
     count must match. The recount assumes no ``time_window`` (``hdeeprm-launch``
     converts without one). Workloads without a report (Batsim JSON) pass.
 
+    A workload with GPU jobs beside the trace's (:data:`~hdeeprm.config.build.GPU_JOBS_REPORT` in its report: a run
+    with ``gpu_jobs``) is checked on the trace's jobs (those with an SWF job number); the GPU jobs must be the
+    count the report gives.
+
     Args:
         hierarchy: The platform the workload was converted for.
         workload: The converted workload.
@@ -272,6 +292,13 @@ def check_report(hierarchy: ResourceHierarchy, workload: Workload) -> list[str]:
     report = dict(workload.report)
     if not report:
         return []
+    if GPU_JOBS_REPORT in report:
+        gpu_jobs = report.pop(GPU_JOBS_REPORT)
+        trace = [job for job in workload.jobs if job.swf_id >= 0]
+        if gpu_jobs != len(workload.jobs) - len(trace):
+            return [f"the report counts {gpu_jobs!r} GPU jobs but the workload has {len(workload.jobs) - len(trace)} "
+                    "jobs without an SWF job number: re-convert the trace"]
+        workload = dataclasses.replace(workload, jobs=trace)
     out = [f"the conversion report's '{key}' must be a non-negative integer, got {value!r}: re-convert the trace"
            for key, value in report.items() if isinstance(value, bool) or not isinstance(value, int) or value < 0]
     if out or KEPT not in report:
@@ -301,19 +328,66 @@ CHECKS: tuple[Callable[[ResourceHierarchy, Workload], list[str]], ...] = (
 
 
 def run_checks(hierarchy: ResourceHierarchy, workload: Workload,
-               checks: Sequence[Callable[[ResourceHierarchy, Workload], list[str]]] = CHECKS
-               ) -> dict[str, list[str]]:
+               checks: Sequence[Callable[[ResourceHierarchy, Workload], list[str]]] = CHECKS,
+               gpus: GpuCluster | None = None) -> dict[str, list[str]]:
     """Run checks on a run's inputs.
 
     Args:
         hierarchy: The platform.
         workload: The workload.
         checks: The checks to run (default :data:`CHECKS`, all of them).
+        gpus: The GPUs of the platform's nodes in a run with ``gpu_jobs``, or None; given to the checks that take
+            a ``gpus`` argument (:func:`check_jobs_fit`).
 
     Returns:
         ``{check name: [problems]}`` in check order; an empty list when the check passes.
     """
-    return {check.__name__: check(hierarchy, workload) for check in checks}
+    return {check.__name__: (check(hierarchy, workload, gpus=gpus) if gpus is not None and
+                             "gpus" in inspect.signature(check).parameters else check(hierarchy, workload))
+            for check in checks}
+
+
+def check_inputs(options, custom_workload: str | None = None, libraries: Sequence[str | Path] = (),
+                 gpu_libraries: Sequence[str | Path] = ()) -> tuple[dict[str, list[str]], str]:
+    """Load a run's inputs as ``hdeeprm-launch`` would and check them (what ``hdeeprm-check options.json`` runs).
+
+    Options with a ``gpu`` block get :func:`run_gpu_checks`; the others :func:`run_checks` (with the GPUs of the
+    platform's nodes for ``gpu_jobs``).
+
+    Args:
+        options: The run's :class:`~hdeeprm.config.options.Options`.
+        custom_workload: A Batsim JSON workload replacing the options' (``-cw``; not for a GPU run).
+        libraries: Extra processor/node type libraries (``--library``).
+        gpu_libraries: Extra GPU type libraries (``--gpu-library``; GPU runs only).
+
+    Returns:
+        ``({check name: [problems]}, report)``: the report is the workload's conversion report as text ("" when
+        there is none).
+
+    Raises:
+        OptionsError: Invalid options, or ``-cw`` / ``--gpu-library`` where they do not apply.
+        PlatformError, WorkloadError: Invalid input files.
+    """
+    import json
+
+    from hdeeprm.config.build import build_gpu_side, build_platform, build_workload
+    from hdeeprm.errors import OptionsError
+    from hdeeprm.workload.convert import format_report
+
+    if options.gpu is not None:   # a timed GPU run: its own inputs and checks
+        from hdeeprm.run.gpu_launch import load_gpu_inputs
+
+        if custom_workload:
+            raise OptionsError("a GPU run (options with a 'gpu' block) takes its workload from the options: drop -cw",
+                               path=options.source)
+        cluster, jobs, config = load_gpu_inputs(options, libraries, gpu_libraries)
+        return run_gpu_checks(cluster, jobs, config), (json.dumps(jobs.report) if jobs.report else "")
+    if gpu_libraries:
+        raise OptionsError("--gpu-library applies to GPU runs (options with a 'gpu' block)", path=options.source)
+    hierarchy = build_platform(options, libraries)
+    workload = build_workload(options, hierarchy, custom_workload)
+    results = run_checks(hierarchy, workload, gpus=build_gpu_side(options))
+    return results, (format_report(workload.report) if workload.report else "")
 
 
 def run_gpu_checks(cluster, jobs, config) -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ from hdeeprm.run.check import (CHECKS, MAX_PROBLEMS, check_jobs_fit, check_pstat
                                check_submit_times_sorted, run_checks)
 from hdeeprm.workload.convert import (ALTERED_NO_MEMORY, FLAGGED_TOO_LARGE, KEPT, SKIPPED_NO_RUN_TIME,
                                       SKIPPED_NO_SIZE, swf_to_workload)
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED
 from tests.workload.trace_paths import HPC2N, KTH, SDSC, SHIPPED, needs_traces
 
 QUICKSTART = ROOT / "examples" / "quickstart.json"
@@ -269,3 +269,71 @@ def test_hdeeprm_check_quickstart_from_the_command_line(tmp_path):
     failed = subprocess.run([*command, str(tmp_path / "nope.json")], capture_output=True, text=True, env=env,
                             cwd=tmp_path, check=False)
     assert failed.returncode == 2 and failed.stderr.startswith("hdeeprm-check: error: ")
+
+
+# --- every shipped example: its options pass, and so do the outputs of a run of it (issue 35, defect 3) ---------
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
+MIXED = ROOT / "examples" / "mixed_kth_philly_easy.json"
+
+
+def _small(path):
+    """The example's options with small job windows (200 trace jobs, 50 GPU jobs): a fast run, the same checks."""
+    from hdeeprm.config.options import load_options
+
+    if "$HDEEPRM_SHARED" in path.read_text() and not SHARED.is_dir():
+        pytest.skip(f"{path.name} needs the shared traces ({SHARED} is absent)")
+    options = load_options(path).replace(nb_jobs=200)
+    if options.gpu_jobs is not None:
+        options = options.replace(gpu_jobs={**options.gpu_jobs, "nb_jobs": 50})
+    return options
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_shipped_example_and_its_outputs_pass_hdeeprm_check(path, tmp_path, capsys):
+    from hdeeprm.run.check import check_inputs
+    from hdeeprm.run.launch import launch
+
+    options = _small(path)
+    results, _ = check_inputs(options)
+    assert results and all(problems == [] for problems in results.values()), results
+    launch(options, outdir=tmp_path / "run", quiet=True)
+    capsys.readouterr()
+    assert main([str(tmp_path / "run")]) == 0
+    assert capsys.readouterr().out.startswith(f"ok   {tmp_path / 'run'}: the run (pid ")
+
+
+def test_the_mixed_example_passes_hdeeprm_check_as_shipped(shared, capsys):
+    # It failed twice before: its GPU jobs "need GPUs the platform has none", its report "kept 3000 of 4000 jobs".
+    assert main([str(MIXED)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok   check_submit_times_sorted\nok   check_jobs_fit\nok   check_pstates\nok   check_report\n"
+                          "workload report:\n3000  kept\n"), out
+    assert out.endswith("1000  gpu jobs\n"), out
+
+
+def test_gpu_jobs_that_fit_no_node_and_a_wrong_gpu_job_count_fail(shared):
+    from hdeeprm.config.build import GPU_JOBS_REPORT, build_gpu_side
+
+    options = _small(MIXED)
+    hierarchy = build_platform(options)
+    workload = build_workload(options, hierarchy)
+    gpus = build_gpu_side(options)
+    assert run_checks(hierarchy, workload, gpus=gpus) == ALL_PASS
+    # 1 GPU with 200 cores on one node: no node has 200 cores (a DGX A100 has 128)
+    k, job = next((k, j) for k, j in enumerate(workload.jobs) if j.num_gpu)
+    jobs = list(workload.jobs)
+    jobs[k] = dataclasses.replace(job, num_gpu=1, res=200)
+    assert check_jobs_fit(hierarchy, dataclasses.replace(workload, jobs=jobs), gpus=gpus) == [
+        f"job {job.id} requests 200 cores and 1 x 1000 milli-GPU on one node, no node has them: it will be rejected; "
+        "use a larger platform or drop it"]
+    # without the platform's GPUs, a GPU job never fits (a CPU platform)
+    assert check_jobs_fit(hierarchy, workload)[0] == (
+        f"job {job.id} requests {job.num_gpu} GPUs, the platform has none: it will be rejected; use a larger "
+        "platform or drop it")
+    report = {**workload.report, GPU_JOBS_REPORT: 49}
+    assert check_report(hierarchy, dataclasses.replace(workload, report=report)) == [
+        "the report counts 49 GPU jobs but the workload has 50 jobs without an SWF job number: re-convert the trace"]
+    report = {**workload.report, KEPT: 201}
+    assert check_report(hierarchy, dataclasses.replace(workload, report=report)) == [
+        "the conversion report says 201 jobs were kept but the workload has 200: re-convert the trace"]
