@@ -26,6 +26,7 @@ from hdeeprm.outputs.gpu_outputs import write_gpu_outputs
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.run.gpu_replay import GpuRunConfig, simulate_gpu
+from hdeeprm.simulation.kernel import DEFAULT_CLOCK
 from hdeeprm.run.lifecycle import FAILED, INTERRUPTED, RUNNING, RunResult, claim_outdir, end_failed, write_run_info
 from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
 
@@ -36,6 +37,23 @@ def gpu_config(options: Options) -> GpuRunConfig:
     """The :class:`GpuRunConfig` of the options' ``gpu`` block (its defaults for the keys not given), seeded."""
     block = {k: v for k, v in (options.gpu or {}).items() if k != "first_job"}
     return GpuRunConfig(**block, seed=options.seed)
+
+
+def check_gpu_clock(options: Options) -> None:
+    """Refuse a ``clock`` other than the exact one in a GPU run (options with a ``gpu`` block).
+
+    The ``"batsim"`` clock reproduces Batsim's 6-decimal protocol (decisions up to 0.5 us late, as a real Batsim
+    applies them), so that CPU runs match Batsim runs; a timed GPU replay has no Batsim counterpart (Batsim has no
+    GPU model; ``--simulator batsim`` is refused for it), so it times its jobs on the exact clock only.
+
+    Raises:
+        OptionsError: ``"clock 'batsim' does not apply to a GPU run (options with a 'gpu' block): ...
+            (options.json)"``.
+    """
+    if options.clock != DEFAULT_CLOCK:
+        raise OptionsError(f"clock {options.clock!r} does not apply to a GPU run (options with a 'gpu' block): its "
+                           f"jobs are timed on the exact clock (Batsim's protocol clock models a Batsim run, and "
+                           f"Batsim has no GPU); drop clock or set it to \"{DEFAULT_CLOCK}\"", path=options.source)
 
 
 def load_gpu_inputs(options: Options, libraries: Sequence[str | Path] = (),
@@ -55,9 +73,10 @@ def load_gpu_inputs(options: Options, libraries: Sequence[str | Path] = (),
 
     Raises:
         OptionsError: A missing platform or workload, ``nb_resources`` not the platform's GPUs, invalid
-            ``gpu`` values.
+            ``gpu`` values, a ``clock`` other than ``"exact"`` (:func:`check_gpu_clock`).
         PlatformError, WorkloadError: Invalid input files.
     """
+    check_gpu_clock(options)
     for name in ("platform_file_path", "workload_file_path"):
         if not getattr(options, name):
             raise OptionsError(f"{name} is required for a GPU run", path=options.source)

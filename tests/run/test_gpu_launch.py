@@ -73,6 +73,28 @@ def test_gpu_launch_refuses_what_it_cannot_honour(tmp_path):
         parse_options({"gpu": {"ordering": "lifo"}})
 
 
+def test_a_gpu_run_refuses_the_batsim_clock_in_one_line(tmp_path, capsys):
+    """``clock`` "batsim" models Batsim's protocol; a GPU replay has no Batsim counterpart: refused, not ignored."""
+    options = _inputs(tmp_path)
+    data = json.loads(options.read_text())
+    options.write_text(json.dumps({**data, "clock": "batsim"}))
+    message = (f"clock 'batsim' does not apply to a GPU run (options with a 'gpu' block): its jobs are timed on the "
+               f"exact clock (Batsim's protocol clock models a Batsim run, and Batsim has no GPU); drop clock or set "
+               f"it to \"exact\" ({options})")
+    with pytest.raises(OptionsError) as error:
+        launch(options, outdir=tmp_path / "o")
+    assert str(error.value) == message
+    assert not (tmp_path / "o" / "run.json").exists()   # refused before the folder is claimed
+    assert main([str(options), "-o", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"hdeeprm-launch: error: {message}\n"
+    from hdeeprm.cli.check import main as check_main
+
+    assert check_main([str(options)]) == 2   # hdeeprm-check refuses it the same way
+    assert capsys.readouterr().err == f"hdeeprm-check: error: {message}\n"
+    options.write_text(json.dumps({**data, "clock": "exact"}))   # the default, given: honoured as it is
+    assert main([str(options), "-o", str(tmp_path / "o"), "-q"]) == 0
+
+
 def test_cpu_options_keep_their_run_json_keys(tmp_path):
     assert "gpu" not in parse_options({"seed": 1}).to_dict()
     assert load_options(_inputs(tmp_path)).to_dict()["gpu"]["placement"] == "first_fit"
