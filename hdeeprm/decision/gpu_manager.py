@@ -19,16 +19,20 @@ start is the run's start strategy, a name of the registry the CPU decisions use
   resources taken. GPU traces carry no user estimate (openb, Philly): a job's estimated run time
   is its trace duration times the run-time factor of the GPUs it gets (the same knowledge the
   ``shortest_gpu_time`` ordering uses). Whether the head fits is checked with every part of a
-  spread job placed at once, each on the fitting node with the fewest free GPUs.
+  spread job placed at once, each on the fitting node with the fewest free GPUs. A later job is tried
+  on every node where it fits now, in the policy's order of preference, before it is given up
+  (:func:`~hdeeprm.decision.gpu_placement.place_job`): the policy's first node may be one the head
+  needs, another one not; and its estimate depends on the node's GPU type.
 
 - ``conservative_backfilling`` (Mu'alem and Feitelson, IEEE TPDS 2001, as for CPU jobs): every queued
   job, in the decision's order, gets a reservation at the earliest time it fits without moving the
   reservation of any job before it; the jobs whose reservation is *now* start. A reservation is
   planned over the free resources at each estimated job end (running jobs and the jobs reserved
-  before), each part of a job on the fitting node with the fewest free GPUs, kept from its start to
-  its estimated end; a job starting now is placed by the run's policy and must leave every earlier
-  reservation in place. Estimates are the ones of ``easy_backfilling``; they are exact in a replay,
-  so the plan is kept between decisions
+  before), each part of a job on the fitting node with the fewest free GPUs among those where it
+  leaves every earlier reservation in place, kept from its start to its estimated end; a job starting
+  now goes to the policy's most preferred node where it leaves every earlier reservation in place
+  (every fitting node is tried, :func:`~hdeeprm.decision.gpu_placement.place_job`). Estimates are
+  the ones of ``easy_backfilling``; they are exact in a replay, so the plan is kept between decisions
   (:class:`~hdeeprm.decision.gpu_reservations.ReservationProfile`): a reserved job starts on its
   reserved resources when its time comes and only the jobs queued since are reserved; everything
   is planned anew when an estimate proved wrong or the active nodes changed.
@@ -39,6 +43,10 @@ unless it asks for more whole GPUs than any node of an allowed model holds: it i
 split into chunks of G whole GPUs (G: the largest allowed node) plus the remainder, its CPU and
 memory split in proportion, each chunk placed by the policy in turn, all or nothing.
 
+A job's GPU memory need (MiB per GPU) allows only the GPU types with that much memory; a job sharing a
+GPU also holds that much of its memory, and the jobs sharing a GPU must fit its memory together
+(:class:`~hdeeprm.decision.gpu_placement.PlacementState`).
+
 A job that could not fit even on the empty cluster (no GPU of an allowed model with enough GPU
 memory, too many GPUs for one node or for the cluster, too much CPU or memory) is **rejected**
 at submission with its reason, never left to block the queue.
@@ -46,12 +54,12 @@ at submission with its reason, never left to block the queue.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm.decision.gpu_placement import (PlacementState, PodRequest, placement_policy, plan_parts,
-                                            select_node)
+from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
+                                            PolicyChoices, placement_policy, plan_parts)
 from hdeeprm.decision.gpu_reservations import ReservationProfile
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
@@ -60,6 +68,9 @@ from hdeeprm.decision.fragmentation import TypicalPods, allowed_models
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.registry import Registry
 from hdeeprm.workload.gpu_jobs import GpuJobs
+
+if TYPE_CHECKING:
+    from hdeeprm.simulation.gpu_model import GpuSpeedModel
 
 #: An ordering: jobs -> ascending sort key of every job, float64 (J,).
 OrderingKey = Callable[[GpuJobs], np.ndarray]
@@ -80,27 +91,9 @@ DEFAULT_GPU_START_STRATEGY = "greedy"
 #: Start strategies a GPU run can use.
 GPU_START_STRATEGIES = ("greedy", "head_of_line", "easy_backfilling", "conservative_backfilling")
 #: A run-time estimate: (job, its placements) -> seconds the job is expected to run there.
-Estimate = Callable[[int, list["Placement"]], float]
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """Where one job (or one chunk of a spread job) runs.
-
-    Attributes:
-        node: Node index.
-        gpus: GPU indices on that node, int64 (k,).
-        pod: The request placed there.
-    """
-
-    node: int
-    gpus: np.ndarray
-    pod: PodRequest
-
-    @property
-    def gpu_milli(self) -> int:
-        """Thousandths of each of :attr:`gpus` the job holds (the request's share)."""
-        return self.pod.gpu_milli
+Estimate = Callable[[int, list[Placement]], float]
+#: A test a job's placement must pass (:data:`~hdeeprm.decision.gpu_placement.Accept`).
+Accept = Callable[[list[Placement]], bool]
 
 
 def split_in_proportion(total: int, parts: list[int], whole: int) -> list[int]:
@@ -117,9 +110,7 @@ def fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
 
 def _fits_now(state: PlacementState, placed: list[Placement]) -> bool:
     """Whether ``state`` has room for every part of ``placed`` on its node and GPUs (parts on distinct nodes)."""
-    return all(state.cpu_left[p.node] >= p.pod.cpu and state.memory_left[p.node] >= p.pod.memory
-               and (not p.pod.num_gpu or bool((state.gpu_left[p.node, p.gpus] >= p.pod.gpu_milli).all()))
-               and (state.active is None or bool(state.active[p.node])) for p in placed)
+    return all(state.has_room(p.node, p.gpus, p.pod) for p in placed)
 
 
 class GpuManager:
@@ -136,6 +127,8 @@ class GpuManager:
         typical: Typical pods of the fragmentation measure (kept up to date in :attr:`state`).
         estimate: Run-time estimate of a job on its placements, seconds (needed by ``easy_backfilling``;
             default: the trace duration).
+        speed: The run's speed model (:class:`~hdeeprm.simulation.gpu_model.GpuSpeedModel`, e.g. the run's
+            ``GpuRunConfig``), which ``high_gflops`` and ``low_power`` rank GPU types by; None: its defaults.
 
     Attributes:
         state: Free resources of the cluster.
@@ -151,10 +144,14 @@ class GpuManager:
 
     def __init__(self, cluster: GpuCluster, jobs: GpuJobs, placement: str, ordering: str, strategy: str,
                  rng: np.random.Generator, typical: TypicalPods | None = None,
-                 estimate: Estimate | None = None) -> None:
+                 estimate: Estimate | None = None, speed: GpuSpeedModel | None = None) -> None:
         self.policy = placement_policy(placement)
         self.placement = self.policy.name
         self.key = GPU_ORDERINGS[GPU_ORDERINGS.check(ordering)](jobs)
+        # Each job's place in the ordering (key, then submission order): one int to sort the queue by.
+        position = np.empty(len(jobs), dtype=np.int64)
+        position[np.lexsort((np.arange(len(jobs)), self.key))] = np.arange(len(jobs))
+        self._position: list[int] = position.tolist()
         self.strategy = START_STRATEGIES.check(strategy)
         if self.strategy not in GPU_START_STRATEGIES:
             raise OptionsError(f"start strategy {strategy!r} is not available for GPU jobs; use one of "
@@ -171,12 +168,13 @@ class GpuManager:
         self._started = 0
         self.rng = rng
         self.cluster = cluster
-        self.state = PlacementState(cluster, typical)
+        self.state = PlacementState(cluster, typical, speed)
         self.rank = rng.permutation(cluster.nb_nodes)
+        self._choose = PolicyChoices(self.policy, self.rank, rng)
         self.queue: list[int] = []
         self.chunks: list[list[PodRequest]] = []
         self.reasons: list[str | None] = []
-        memory_ok = np.array([gpu.memory * 1024 for gpu in cluster.gpu_types] + [0.0])
+        memory_ok = gpu_memory_mib(cluster)
         empty = PlacementState(cluster)
         for i in range(len(jobs)):
             allowed = allowed_models(jobs.gpu_spec[i], cluster.models)
@@ -185,13 +183,13 @@ class GpuManager:
             self.chunks.append(chunks)
             self.reasons.append(reason)
         #: Per job, what its requests ask for (equal shapes fit or fail together in one decision).
-        self.shapes = [tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.allowed.tobytes()) for p in chunks)
-                       for chunks in self.chunks]
+        self.shapes = [tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.gpu_memory, p.allowed.tobytes())
+                             for p in chunks) for chunks in self.chunks]
 
     def _plan(self, jobs: GpuJobs, i: int, allowed: np.ndarray, empty: PlacementState):
         """The chunks of job ``i`` and the reason it can never fit (None when it can)."""
         num, milli = int(jobs.num_gpu[i]), int(jobs.gpu_milli[i])
-        cpu, memory = int(jobs.cpu_milli[i]), int(jobs.memory_mib[i])
+        cpu, memory, gpu_memory = int(jobs.cpu_milli[i]), int(jobs.memory_mib[i]), int(jobs.gpu_memory_mib[i])
         cluster = self.cluster
         if num:
             on_allowed = allowed[cluster.gpu_model]
@@ -204,7 +202,7 @@ class GpuManager:
                 return [], f"asks for {num} GPUs, the cluster has {int(cluster.gpu_count[on_allowed].sum())} allowed"
             if num > widest:
                 parts = [widest] * (num // widest) + ([num % widest] if num % widest else [])
-                pods = [PodRequest(c, m, p, MILLI, allowed)
+                pods = [PodRequest(c, m, p, MILLI, allowed, gpu_memory)
                         for c, m, p in zip(split_in_proportion(cpu, parts, num),
                                            split_in_proportion(memory, parts, num), parts)]
                 if any(len(empty.fitting_nodes(p)) == 0 for p in pods):
@@ -213,7 +211,7 @@ class GpuManager:
                     return [], (f"its parts ({'+'.join(map(str, parts))} GPUs) do not fit the empty cluster together "
                                 "(too few nodes with that many GPUs, CPU and memory)")
                 return pods, None
-        pod = PodRequest(cpu, memory, num, milli, allowed)
+        pod = PodRequest(cpu, memory, num, milli, allowed, gpu_memory if num else 0)
         if len(empty.fitting_nodes(pod)) == 0:
             return [], (f"fits no node even when the cluster is empty ({cpu} milli-CPU, {memory} MiB, "
                         f"{num} x {milli} milli-GPU)")
@@ -226,18 +224,13 @@ class GpuManager:
             self.queue.append(job)
         return reason
 
-    def _try(self, job: int) -> list[Placement] | None:
-        done: list[Placement] = []
-        for pod in self.chunks[job]:
-            chosen = select_node(self.state, pod, self.policy, self.rank, self.rng)
-            if chosen is None:
-                for p in reversed(done):
-                    self.state.release(p.node, p.gpus, p.pod)
-                return None
-            node, gpus = chosen
-            self.state.place(node, gpus, pod)
-            done.append(Placement(node, gpus, pod))
-        return done
+    def _try(self, job: int, accept: Accept | None = None) -> list[Placement] | None:
+        """Place ``job`` now with the run's policy, taking its resources; None when no node takes it.
+
+        Each part goes to the policy's most preferred node where ``accept`` holds
+        (:func:`~hdeeprm.decision.gpu_placement.place_job`).
+        """
+        return place_job(self.state, self.chunks[job], self._choose, accept)
 
     def schedule(self, now: float = 0.0) -> list[tuple[int, list[Placement]]]:
         """Start what the start strategy starts now: the queued jobs in ordering order, placed.
@@ -303,31 +296,62 @@ class GpuManager:
             return []
         backfilled = []
         failed: set[tuple] = set()
-        # Shapes refused for delaying the head, with where the policy put them: until a job backfills, the state
-        # is the same, so a deterministic policy puts the same shape there again (the random one draws anew).
+        # One-part shapes no node could take without delaying the head, with the placements tried (every fitting
+        # node): until a job backfills the state is the same, so a deterministic policy offers the same nodes and
+        # GPUs again, and a job of that shape backfills only if it ends by the shadow time on one of them.
         refused: dict[tuple, list[Placement]] = {}
-        deterministic = self.placement != "random"
+        deterministic = all(part.partition(":")[0] != "random" for part in self.placement.split("+"))
         for job in waiting[1:]:
             shape = self.shapes[job]
-            if shape in failed or (shape in refused and now + self.estimate(job, refused[shape]) > shadow):
+            if shape in failed or (shape in refused and all(now + self.estimate(job, [p]) > shadow
+                                                            for p in refused[shape])):
                 continue
-            placed = self._try(job)
+            tried: list[Placement] = []
+            placed = self._try(job, self._spares_head(job, head, then, shadow, now, tried))
             if placed is None:
-                failed.add(shape)   # resources only shrink within a decision: the same shape fails again
+                if not tried:
+                    failed.add(shape)   # resources only shrink within a decision: the same shape fails again
+                elif deterministic and len(self.chunks[job]) == 1:
+                    refused[shape] = tried
                 continue
-            if now + self.estimate(job, placed) > shadow:   # it still runs at the shadow time: does the head fit?
+            if now + self.estimate(job, placed) > shadow:   # it still runs at the shadow time: the head's state too
                 for p in placed:
                     then.place(p.node, p.gpus, p.pod)
-                if not fit_together(then, head):
-                    for p in reversed(placed):
-                        then.release(p.node, p.gpus, p.pod)
-                        self.state.release(p.node, p.gpus, p.pod)
-                    if deterministic:
-                        refused[shape] = placed
-                    continue
             backfilled.append((job, placed))
             refused.clear()
         return backfilled
+
+    def _spares_head(self, job: int, head: list[PodRequest], then: PlacementState, shadow: float, now: float,
+                     tried: list[Placement]) -> Accept:
+        """EASY's test of a backfilling job's placement: it does not delay the head's reservation.
+
+        A placement passes when the job ends (by its estimate there) by the shadow time, or when the head still fits
+        the free resources at the shadow time (``then``) with the placement's resources taken.
+
+        Args:
+            job: The backfilling job.
+            head: The head's parts.
+            then: Free resources at the shadow time (left as they were).
+            shadow: The shadow time, seconds.
+            now: The decision's time, seconds.
+            tried: Collects every placement tried (the last part of each), so the caller knows whether the job fit
+                anywhere.
+
+        Returns:
+            The test (:data:`Accept`).
+        """
+        def accept(parts: list[Placement]) -> bool:
+            tried.append(parts[-1])
+            if now + self.estimate(job, parts) <= shadow:
+                return True
+            for p in parts:
+                then.place(p.node, p.gpus, p.pod)
+            fits = fit_together(then, head)
+            for p in reversed(parts):
+                then.release(p.node, p.gpus, p.pod)
+            return fits
+
+        return accept
 
     def _conservative(self, now: float) -> list[tuple[int, list[Placement]]]:
         """Conservative backfilling's decision (see the module docstring).
@@ -364,27 +388,20 @@ class GpuManager:
                 self.state.place(p.node, p.gpus, p.pod)
             started.append((job, placed))
         taken = {job for job, _ in started}
-        # The profile only loses resources as reservations are added: a shape that did not fit at a time
-        # before ``floor[shape]`` still does not.
+        # The profile only loses resources as reservations are added: a shape whose first part fits no node at a
+        # time before ``floor[shape]`` still does not.
         floor: dict[tuple, float] = {}
         for job in self.ordered_queue():
             if job in self._reserved or job in taken:
                 continue
             shape, chunks = self.shapes[job], self.chunks[job]
-            fitted = False
             for k in profile.candidates(chunks[0], floor.get(shape, now)):
-                placed = self._try(job) if k == 0 else profile.plan(k, chunks, Placement)
-                if placed is None:
+                floor.setdefault(shape, profile.times[k])
+                keeps = self._keeps_reservations(job, profile, k)
+                placed = self._try(job, keeps) if k == 0 else profile.plan(k, chunks, keeps)
+                if placed is None:   # no node takes it then without moving an earlier reservation
                     continue
-                if not fitted:   # the first time this shape fits at all
-                    floor[shape], fitted = profile.times[k], True
-                end = profile.times[k] + self.estimate(job, placed)
-                if not profile.holds(k, end, placed):   # it would move an earlier reservation
-                    if k == 0:
-                        for p in reversed(placed):
-                            self.state.release(p.node, p.gpus, p.pod)
-                    continue
-                profile.reserve(k, end, placed)
+                profile.reserve(k, profile.times[k] + self.estimate(job, placed), placed)
                 if k == 0:
                     started.append((job, placed))
                 else:
@@ -392,6 +409,19 @@ class GpuManager:
                     self._nb_reserved += 1
                 break
         return started
+
+    def _keeps_reservations(self, job: int, profile: ReservationProfile, position: int) -> Accept:
+        """Conservative backfilling's test of a placement of ``job`` from ``profile.times[position]``.
+
+        It passes when every row of the profile from that instant to the job's estimated end there has room for it
+        where it is placed (:meth:`~hdeeprm.decision.gpu_reservations.ReservationProfile.holds`): it moves no earlier
+        reservation.
+
+        Returns:
+            The test (:data:`Accept`).
+        """
+        start = profile.times[position]
+        return lambda parts: profile.holds(position, start + self.estimate(job, parts), parts)
 
     def _shadow(self, head: list[PodRequest], ends: list[tuple[float, int, list[Placement]]],
                 now: float) -> tuple[float, PlacementState | None]:
@@ -425,7 +455,7 @@ class GpuManager:
 
     def ordered_queue(self) -> list[int]:
         """The queued jobs in the order a decision takes them (ordering key, ties by submission order)."""
-        return sorted(self.queue, key=lambda j: (self.key[j], j))
+        return sorted(self.queue, key=self._position.__getitem__)
 
     def fitting_mask(self, job: int) -> np.ndarray:
         """Nodes where the first part of queued ``job`` fits now, bool (N,) (the action mask of the GPU envs).
@@ -459,17 +489,12 @@ class GpuManager:
         first = chunks[0]
         gpus = self.state.choose_gpus(node, first, "best", self.rng)
         self.state.place(node, gpus, first)
-        done = [Placement(node, gpus, first)]
-        for pod in chunks[1:]:
-            chosen = select_node(self.state, pod, self.policy, self.rank, self.rng)
-            if chosen is None:
-                for p in reversed(done):
-                    self.state.release(p.node, p.gpus, p.pod)
-                return None
-            self.state.place(chosen[0], chosen[1], pod)
-            done.append(Placement(chosen[0], chosen[1], pod))
+        rest = place_job(self.state, chunks[1:], self._choose)
+        if rest is None:
+            self.state.release(node, gpus, first)
+            return None
         self.queue.remove(job)
-        return done
+        return [Placement(node, gpus, first), *rest]
 
     def release(self, job: int) -> None:
         """Free what finished ``job`` held."""

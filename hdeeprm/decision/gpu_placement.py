@@ -1,10 +1,15 @@
 """Node selection for GPU pods: the placement state and the policies of :data:`GPU_PLACEMENTS`.
 
 A :class:`PlacementState` holds, per node of a :class:`~hdeeprm.platform.openb.GpuCluster`,
-the free CPU and memory and the free share of each GPU (thousandths). A pod fits a node
-when the node has its CPU and memory left, its GPU model is allowed, and: for a pod
-sharing one GPU, one GPU with ``gpu_milli`` free; for ``k`` whole GPUs, ``k`` fully free
-GPUs of that node; nothing more for a CPU-only pod (openb semantics).
+the free CPU and memory, and per GPU its free share (thousandths) and its free GPU memory (MiB).
+A pod fits a node when the node has its CPU and memory left, its GPU model is allowed, and: for a
+pod sharing one GPU, one GPU with ``gpu_milli`` free *and* the pod's GPU memory free; for ``k``
+whole GPUs, ``k`` fully free GPUs of that node; nothing more for a CPU-only pod (openb
+semantics). GPU memory is a per-GPU capacity under sharing: the pods sharing a GPU hold it only
+while the sum of their GPU memory fits the GPU's (:func:`gpu_memory_mib`); a whole-GPU pod takes
+the GPU's whole memory (no pod shares a GPU held whole). A pod's GPU memory need also restricts
+its allowed types to those with that much memory (:class:`~hdeeprm.decision.gpu_manager.GpuManager`);
+the openb and Philly traces carry no GPU memory need (0: no limit beyond the share).
 
 Every policy scores the fitting nodes with integers (higher is better); the node with the
 best score wins, ties going to the node that comes first in a random order of the nodes drawn
@@ -25,7 +30,19 @@ including their integer truncations, which decide the ties:
 ``gpu_clustering``  prefer nodes already running pods of the same GPU shape (``gpu_clustering_score.go``)
 ``fgd``             least growth of the node's fragmentation (fragmentation gradient descent, ATC'23;
                     ``fgd_score.go``)
+``high_gflops``     the fastest GPU type first (highest speed: the inverse of the run-time factor of the
+                    run's speed model, peak-rate ratios of the GPU type library), then ``best_fit``
+``low_power``       the lowest-power GPU type first (lowest TDP, W, of the GPU type library), then
+                    ``best_fit``
 ==================  ==============================================================================
+
+``high_gflops`` and ``low_power`` are the GPU counterparts of the CPU core selections of the same
+names (:mod:`~hdeeprm.decision.core_selection`); they are not in the ATC'23 simulator.
+
+Starting a job under a backfilling start strategy, or planning a reservation, places it with a
+test that the placement must pass (it must not delay a reservation): :func:`place_job` then tries
+every fitting node in the order of preference (the policy's scores, or the fewest free GPUs of the
+reservations' rule, :func:`plan_parts`) before giving up.
 
 A pod sharing a GPU takes, on the chosen node, the GPU with the least free share that fits
 (``random``: a random fitting GPU; ``fgd``: the GPU its score chose); whole GPUs are the first
@@ -33,8 +50,9 @@ fully free ones (``open_gpu_share.go``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,8 +61,25 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.registry import Registry
 
+if TYPE_CHECKING:
+    from hdeeprm.simulation.gpu_model import GpuSpeedModel
+
 #: Highest node score of the Kubernetes scheduling framework (``framework.MaxNodeScore``).
 MAX_SCORE = 100
+#: MiB per GB of GPU memory: the library's ``memory`` (GB) is read as binary gigabytes, as GPU vendors state it
+#: (a "32 GB" V100 has 32 x 1024 MiB).
+MIB_PER_GB = 1024
+#: Resolution of ``high_gflops``'s speed key: thousandths of the fastest type's speed (types closer than that tie).
+SPEED_STEPS = 1000
+
+
+def gpu_memory_mib(cluster: GpuCluster) -> np.ndarray:
+    """GPU memory of one GPU of each model of ``cluster``, in MiB, int64 (M + 1,) (last entry: no GPU, 0).
+
+    The library's ``memory`` field (GB, vendor datasheets, :mod:`hdeeprm.platform.gpu_types`) times
+    :data:`MIB_PER_GB`, rounded down (openb's ``G2``: 20.97 GB, 21,473 MiB).
+    """
+    return np.array([int(gpu.memory * MIB_PER_GB) for gpu in cluster.gpu_types] + [0], dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +92,8 @@ class PodRequest:
         num_gpu: GPUs (0: CPU-only).
         gpu_milli: Share of each GPU in thousandths (1000: whole GPUs).
         allowed: Allowed GPU models of the cluster, bool (nb_models + 1,) (last entry: "no GPU", False).
+        gpu_memory: GPU memory the pod needs on each of its GPUs, MiB (0: none beyond its share). A pod sharing a
+            GPU holds that much of the GPU's memory; a whole-GPU pod holds all of it whatever it asks.
     """
 
     cpu: int
@@ -64,6 +101,7 @@ class PodRequest:
     num_gpu: int
     gpu_milli: int
     allowed: np.ndarray
+    gpu_memory: int = 0
 
     @property
     def shares_gpu(self) -> bool:
@@ -80,6 +118,57 @@ class PodRequest:
         """The pod's GPU shape for ``gpu_clustering``: -1 CPU-only, 0 shared GPU, k for k whole GPUs."""
         return -1 if self.num_gpu == 0 else 0 if self.shares_gpu else self.num_gpu
 
+    def memory_taken(self, capacity: int) -> int:
+        """GPU memory the pod holds on each of its GPUs, MiB, on a GPU of ``capacity`` MiB.
+
+        A pod sharing a GPU holds its :attr:`gpu_memory`; a whole-GPU pod the GPU's whole ``capacity``; a CPU-only
+        pod none.
+        """
+        return self.gpu_memory if self.shares_gpu else capacity if self.num_gpu else 0
+
+
+def gpu_fits(gpu_left: np.ndarray, memory_left: np.ndarray, pod: PodRequest, rows=None) -> np.ndarray:
+    """Which GPUs have room for one of ``pod``'s GPUs: the rule every fit check of the GPU decisions uses.
+
+    A GPU fits when its free share is at least ``pod.gpu_milli`` (a whole-GPU pod: the GPU is untouched, so its
+    memory is all free) and, for a pod sharing a GPU with a GPU memory need, its free GPU memory is at least
+    ``pod.gpu_memory`` (GPU memory as a capacity under sharing).
+
+    Args:
+        gpu_left: Free share per GPU in thousandths, int64 (..., G) (any leading shape: nodes, profile rows).
+        memory_left: Free GPU memory per GPU in MiB: the same shape, or the array ``memory_left[rows]`` has it.
+        pod: The pod.
+        rows: An index of ``memory_left`` (None: none), applied only when the memory test is needed, so that a pod
+            without a GPU memory need costs no copy of it.
+
+    Returns:
+        bool, the shape of ``gpu_left``.
+    """
+    fits = gpu_left >= pod.gpu_milli
+    if pod.gpu_memory and pod.shares_gpu:
+        fits &= (memory_left if rows is None else memory_left[rows]) >= pod.gpu_memory
+    return fits
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where one job (or one part of a spread job) runs.
+
+    Attributes:
+        node: Node index.
+        gpus: GPU indices on that node, int64 (k,).
+        pod: The request placed there.
+    """
+
+    node: int
+    gpus: np.ndarray
+    pod: PodRequest
+
+    @property
+    def gpu_milli(self) -> int:
+        """Thousandths of each of :attr:`gpus` the job holds (the request's share)."""
+        return self.pod.gpu_milli
+
 
 class PlacementState:
     """Free resources of every node of a cluster, updated as pods are placed and (timed runs) released.
@@ -88,6 +177,8 @@ class PlacementState:
         cluster: The cluster.
         typical: Typical pods; when given, per-node fragmentation is kept up to date (needed by ``fgd`` and by
             the fragmentation record).
+        speed: The run's speed model (a :class:`~hdeeprm.simulation.gpu_model.GpuSpeedModel`; None: its defaults),
+            read by ``high_gflops`` and ``low_power`` (:attr:`type_keys`).
 
     Attributes:
         cpu_norm, gpu_norm: CPU (thousandths of a core) and GPU share (thousandths) of the largest node: the
@@ -97,21 +188,29 @@ class PlacementState:
         memory_left: Free memory per node in MiB, int64 (N,).
         gpu_left: Free share per GPU in thousandths, int64 (N, G) (G: most GPUs on a node; 0 for missing GPUs).
         total_left: ``gpu_left`` summed per node, int64 (N,).
+        gpu_memory: Memory of one GPU of each node in MiB, int64 (N,) (0 without GPUs; :func:`gpu_memory_mib`).
+        gpu_memory_left: Free GPU memory per GPU in MiB, int64 (N, G) (0 for missing GPUs).
         shapes: Whether each node runs a pod of each GPU shape (see :attr:`PodRequest.shape_tag`), bool (N, G + 1).
         frag: Per-node fragmentation numerator (see :func:`~hdeeprm.decision.fragmentation.frag_numerator`), int64
             (N,), or None without typical pods.
         active: Which nodes take new pods, bool (N,), or None (all; a provisioning agent switches nodes off).
     """
 
-    def __init__(self, cluster: GpuCluster, typical: TypicalPods | None = None) -> None:
+    def __init__(self, cluster: GpuCluster, typical: TypicalPods | None = None,
+                 speed: GpuSpeedModel | None = None) -> None:
         self.cluster = cluster
         self.model = cluster.gpu_model
         self.gpu_count = cluster.gpu_count
         self.cpu_left = cluster.cpu_milli.copy()
         self.memory_left = cluster.memory_mib.copy()
         width = max(cluster.max_gpus_per_node, 1)
-        self.gpu_left = np.where(np.arange(width) < cluster.gpu_count[:, None], MILLI, 0).astype(np.int64)
+        present = np.arange(width) < cluster.gpu_count[:, None]
+        self.gpu_left = np.where(present, MILLI, 0).astype(np.int64)
         self.total_left = self.gpu_left.sum(axis=1)
+        self.gpu_memory = gpu_memory_mib(cluster)[cluster.gpu_model]
+        self.gpu_memory_left = np.where(present, self.gpu_memory[:, None], 0).astype(np.int64)
+        self.speed = speed
+        self._type_keys: tuple[np.ndarray, np.ndarray] | None = None
         self.shapes = np.zeros((cluster.nb_nodes, width + 1), dtype=bool)
         self.shape_pods = np.zeros((cluster.nb_nodes, width + 1), dtype=np.int64)
         self.cpu_norm = max(int(cluster.cpu_milli.max(initial=1)), 1)
@@ -127,7 +226,7 @@ class PlacementState:
         """A copy of the free resources (and :attr:`active`), without fragmentation tracking: a what-if state."""
         copy = PlacementState.__new__(PlacementState)
         copy.__dict__.update(self.__dict__)
-        for name in ("cpu_left", "memory_left", "gpu_left", "total_left", "shapes", "shape_pods"):
+        for name in ("cpu_left", "memory_left", "gpu_left", "total_left", "gpu_memory_left", "shapes", "shape_pods"):
             setattr(copy, name, getattr(self, name).copy())
         copy.typical = copy.count = copy.below = copy.frag = None
         return copy
@@ -139,21 +238,53 @@ class PlacementState:
             ok &= self.active
         if pod.num_gpu:
             ok &= pod.allowed[self.model]
-            ok &= (self.gpu_left >= pod.gpu_milli).sum(axis=1) >= pod.num_gpu
+            ok &= gpu_fits(self.gpu_left, self.gpu_memory_left, pod).sum(axis=1) >= pod.num_gpu
         return np.flatnonzero(ok)
+
+    def has_room(self, node: int, gpus: np.ndarray, pod: PodRequest) -> bool:
+        """Whether ``node`` is active and has room for ``pod`` on exactly ``gpus`` now (a reserved placement)."""
+        return (self.cpu_left[node] >= pod.cpu and self.memory_left[node] >= pod.memory
+                and (not pod.num_gpu or bool(gpu_fits(self.gpu_left[node, gpus], self.gpu_memory_left, pod,
+                                                      (node, gpus)).all()))
+                and (self.active is None or bool(self.active[node])))
+
+    @property
+    def type_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per GPU model (and a last no-GPU entry): the speed key of ``high_gflops`` and the power key of ``low_power``.
+
+        Speed key: ``floor(SPEED_STEPS x f_min / f)``, ``f`` the model's run-time factor in the run's speed model
+        (:func:`~hdeeprm.simulation.gpu_model.type_factors`: the reference type's peak rate over the model's at the
+        run's precision, from the vendor datasheets of the GPU type library, or the run's measured throughput
+        table) and ``f_min`` the fastest model's: the model's speed in thousandths of the fastest one's. Power key:
+        ``max TDP - TDP`` in W over the cluster's models (TDP of the GPU type library; a type without one takes its
+        stand-in's, as the energy model does). int64 (M + 1,) each, higher is better; computed once.
+
+        Raises:
+            OptionsError: The speed model names an unknown type or precision (see ``type_factors``).
+        """
+        if self._type_keys is None:
+            from hdeeprm.simulation.gpu_model import GpuSpeedModel, type_factors
+
+            slowness, _, tdp, _ = type_factors(self.cluster, self.speed or GpuSpeedModel())
+            speed = np.floor(SPEED_STEPS * slowness[:-1].min(initial=1.0) / slowness + 1e-9)
+            power = np.rint(tdp[:-1].max(initial=0.0) - tdp)
+            speed[-1] = power[-1] = 0
+            self._type_keys = (speed.astype(np.int64), power.astype(np.int64))
+        return self._type_keys
 
     def choose_gpus(self, node: int, pod: PodRequest, how: str, rng: np.random.Generator) -> np.ndarray:
         """GPUs of ``node`` for the pod, int64 (num_gpu,).
 
         A shared GPU is the one with the least free share that fits (``how="best"``) or a random fitting one
-        (``how="random"``); whole GPUs are the first fully free ones; a CPU-only pod gets none.
+        (``how="random"``), fitting by share and GPU memory (:func:`gpu_fits`); whole GPUs are the first fully free
+        ones; a CPU-only pod gets none.
         """
         left = self.gpu_left[node]
         if pod.num_gpu == 0:
             return np.empty(0, dtype=np.int64)
         if not pod.shares_gpu:
             return np.flatnonzero(left == MILLI)[:pod.num_gpu]
-        fits = np.flatnonzero(left >= pod.gpu_milli)
+        fits = np.flatnonzero(gpu_fits(left, self.gpu_memory_left[node], pod))
         if how == "random":
             return fits[rng.integers(len(fits))][None]
         return fits[np.argmin(left[fits])][None]
@@ -165,6 +296,9 @@ class PlacementState:
         if pod.num_gpu:
             self.gpu_left[node, gpus] -= pod.gpu_milli
             self.total_left[node] -= pod.gpu_request
+            taken = pod.memory_taken(self.gpu_memory[node])
+            if taken:
+                self.gpu_memory_left[node, gpus] -= taken
             self.shapes[node, pod.shape_tag] = True
             self.shape_pods[node, pod.shape_tag] += 1
         self._refresh_fragmentation(node)
@@ -176,6 +310,9 @@ class PlacementState:
         if pod.num_gpu:
             self.gpu_left[node, gpus] += pod.gpu_milli
             self.total_left[node] += pod.gpu_request
+            taken = pod.memory_taken(self.gpu_memory[node])
+            if taken:
+                self.gpu_memory_left[node, gpus] += taken
             self.shape_pods[node, pod.shape_tag] -= 1
             self.shapes[node, pod.shape_tag] = self.shape_pods[node, pod.shape_tag] > 0
         self._refresh_fragmentation(node)
@@ -249,7 +386,7 @@ def _gpu_packing(state, pod, nodes, rng):
     free = (left == MILLI).sum(axis=1)
     idle_node = free == state.gpu_count[nodes]
     if pod.shares_gpu:
-        tightest = np.where(left >= pod.gpu_milli, left, 2 * MILLI).min(axis=1)
+        tightest = np.where(gpu_fits(left, state.gpu_memory_left, pod, nodes), left, 2 * MILLI).min(axis=1)
         used = np.where(tightest == MILLI, np.maximum(MAX_SCORE // 2 - 1, MAX_SCORE // 3),
                         np.maximum(MAX_SCORE - (tightest * 100 // MILLI) // 10, MAX_SCORE // 2))
     else:
@@ -289,7 +426,7 @@ def _fgd(state, pod, nodes, rng):
         return fgd_score(state.frag[nodes] - frag, typical.total), None
     # One candidate per (node, distinct free share) among the GPUs that fit, keeping the lowest GPU index.
     left = state.gpu_left[nodes]
-    row, gpu = np.nonzero(left >= pod.gpu_milli)
+    row, gpu = np.nonzero(gpu_fits(left, state.gpu_memory_left, pod, nodes))
     value = left[row, gpu]
     _, first = np.unique(row * (2 * MILLI + 1) + value, return_index=True)
     row, gpu, value = row[first], gpu[first], value[first]
@@ -307,7 +444,27 @@ def _fgd(state, pod, nodes, rng):
     return score[best], gpu[best]
 
 
-#: Node-selection policies for GPU pods, by name.
+def _by_type(key: np.ndarray, state: PlacementState, pod: PodRequest, nodes: np.ndarray, rng) -> np.ndarray:
+    """Scores by ``key`` of each node's GPU model first, then by ``best_fit``'s score.
+
+    ``key x 101 + best_fit``: lexicographic, as ``best_fit``'s scores lie in 0..:data:`MAX_SCORE`. A CPU-only pod,
+    which no GPU type speeds up, is scored by ``best_fit`` alone.
+    """
+    tie = _best_fit(state, pod, nodes, rng)[0]
+    if pod.num_gpu == 0:
+        return tie
+    return key[state.model[nodes]] * (MAX_SCORE + 1) + tie
+
+
+def _high_gflops(state, pod, nodes, rng):
+    return _by_type(state.type_keys[0], state, pod, nodes, rng), None
+
+
+def _low_power(state, pod, nodes, rng):
+    return _by_type(state.type_keys[1], state, pod, nodes, rng), None
+
+
+#: Node-selection policies for GPU pods, by name (registration order is the index the ATC'23 runs seed with).
 GPU_PLACEMENTS: Registry[PlacementPolicy] = Registry("GPU placement policy")
 for _policy in (PlacementPolicy("random", _random, gpu_selection="random"),
                 PlacementPolicy("first_fit", _first_fit),
@@ -316,7 +473,9 @@ for _policy in (PlacementPolicy("random", _random, gpu_selection="random"),
                 PlacementPolicy("dot_product", _dot_product),
                 PlacementPolicy("gpu_packing", _gpu_packing),
                 PlacementPolicy("gpu_clustering", _gpu_clustering),
-                PlacementPolicy("fgd", _fgd, needs_fragmentation=True)):
+                PlacementPolicy("fgd", _fgd, needs_fragmentation=True),
+                PlacementPolicy("high_gflops", _high_gflops),
+                PlacementPolicy("low_power", _low_power)):
     GPU_PLACEMENTS.register(_policy.name, _policy)
 
 
@@ -379,39 +538,181 @@ def placement_policy(spec: str) -> PlacementPolicy:
     return weighted_placement(weights)
 
 
-def plan_parts(state: PlacementState, pods: Sequence[PodRequest], room: np.ndarray | None = None
-               ) -> list[tuple[int, np.ndarray, PodRequest]] | None:
+#: A test a job's placement must pass (e.g. it must not delay a reservation): the parts placed so far -> whether
+#: they may stay. It is asked after each part, with the parts before it, and must be monotone: parts that fail
+#: cannot become acceptable when more parts are added (a later part only takes more resources).
+Accept = Callable[[list[Placement]], bool]
+
+
+class NodeChoices:
+    """Where a part of a job may go, best first: the order of preference :func:`place_job` walks.
+
+    Subclasses give :meth:`_ranked`; :meth:`first` is the best node alone (what a placement without a test takes),
+    calling it ``(state, pod, done)`` offers every fitting node, lazily (the order of the others is computed only
+    when the first is refused).
+    """
+
+    def _ranked(self, state: PlacementState, pod: PodRequest, done: Sequence[Placement]):
+        """The fitting nodes of ``pod`` ranked, or None when it fits none.
+
+        Returns:
+            ``(first, rest, at)``: the best node's position among the fitting nodes, a function returning every
+            position best first, and ``at(k)`` -> ``(node, GPUs)`` of position ``k``.
+        """
+        raise NotImplementedError
+
+    def first(self, state: PlacementState, pod: PodRequest, done: Sequence[Placement] = ()
+              ) -> tuple[int, np.ndarray] | None:
+        """The best node for ``pod`` and its GPUs, or None when it fits no node.
+
+        Args:
+            state: Free resources.
+            pod: The part to place.
+            done: The job's parts placed before it.
+        """
+        ranked = self._ranked(state, pod, done)
+        return None if ranked is None else ranked[2](ranked[0])
+
+    def __call__(self, state: PlacementState, pod: PodRequest, done: Sequence[Placement] = ()
+                 ) -> Iterator[tuple[int, np.ndarray]]:
+        """Every node ``pod`` fits, best first, with its GPUs (see :meth:`first`)."""
+        ranked = self._ranked(state, pod, done)
+        if ranked is None:
+            return
+        first, rest, at = ranked
+        yield at(first)
+        for k in rest():
+            if k != first:
+                yield at(k)
+
+
+class PolicyChoices(NodeChoices):
+    """The fitting nodes in a policy's order of preference: best score first, ties by lowest ``rank``.
+
+    The first node is :func:`select_node`'s (the same scores and random draws); each node comes with the GPUs the
+    policy chose there (``fgd``) or its GPU selection (:meth:`PlacementState.choose_gpus`).
+
+    Args:
+        policy: The placement policy.
+        rank: Tie-break rank of each node, int64 (N,) (a random permutation drawn once per run).
+        rng: Random generator of the run (``random`` and random GPU choice).
+    """
+
+    def __init__(self, policy: PlacementPolicy, rank: np.ndarray, rng: np.random.Generator) -> None:
+        self.policy, self.rank, self.rng = policy, rank, rng
+
+    def _ranked(self, state, pod, done):
+        nodes = state.fitting_nodes(pod)
+        if len(nodes) == 0:
+            return None
+        policy, rank, rng = self.policy, self.rank, self.rng
+        scores, chosen = policy.score(state, pod, nodes, rng)
+        best = np.flatnonzero(scores == scores.max())
+        own = chosen is not None and pod.shares_gpu
+
+        def at(k: int) -> tuple[int, np.ndarray]:
+            node = int(nodes[k])
+            return node, (chosen[k:k + 1] if own else state.choose_gpus(node, pod, policy.gpu_selection, rng))
+
+        return (int(best[np.argmin(rank[nodes[best]])]), lambda: np.lexsort((rank[nodes], -scores)).tolist(), at)
+
+
+class FewestFreeChoices(NodeChoices):
+    """The fitting nodes, fewest free GPUs first (ties: lowest index): the rule of the reservations.
+
+    The node with the fewest free GPUs is the tightest fit of a best-fit rule on the GPU dimension; reservations
+    (EASY's head check, conservative backfilling's plans) use it instead of the run's policy, which may draw
+    random numbers or keep fragmentation state. A shared GPU is the fitting one with the least free share.
+
+    Args:
+        room: Optional extra limit per node in the pods' CPU unit (e.g. the cores node memory allows), int (N,),
+            consumed by the parts placed before; None for none.
+    """
+
+    def __init__(self, room: np.ndarray | None = None) -> None:
+        self.room = room
+
+    def _ranked(self, state, pod, done):
+        nodes = state.fitting_nodes(pod)
+        if self.room is not None:
+            left = self.room.copy()
+            for p in done:
+                left[p.node] -= p.pod.cpu
+            nodes = nodes[left[nodes] >= pod.cpu]
+        if len(nodes) == 0:
+            return None
+        free = state.total_left[nodes]
+
+        def at(k: int) -> tuple[int, np.ndarray]:
+            return int(nodes[k]), state.choose_gpus(int(nodes[k]), pod, "best", None)
+
+        return int(np.argmin(free)), lambda: np.argsort(free, kind="stable").tolist(), at
+
+
+def place_job(state: PlacementState, pods: Sequence[PodRequest], choose: NodeChoices,
+              accept: Accept | None = None) -> list[Placement] | None:
+    """Place a job's parts on ``state``, each on the first node ``choose`` offers where ``accept`` holds.
+
+    This is where a start that must not delay a reservation (EASY's head, conservative backfilling's reservations)
+    tries every fitting node, in the order of preference, before giving up. Parts are placed in order, each seeing
+    the ones before it taken; a part that no node accepts fails the job (earlier parts are not moved: the search
+    is greedy over a spread job's parts, exhaustive over the nodes of each).
+
+    Args:
+        state: Free resources; the job's resources are taken from it when it is placed, left as they were otherwise.
+        pods: The job's parts.
+        choose: Where a part may go, best first (:class:`PolicyChoices`, :class:`FewestFreeChoices`).
+        accept: The test the placement must pass (see :data:`Accept`); None: the first node offered.
+
+    Returns:
+        The placements, or None when a part fits no node (or none that ``accept`` accepts).
+    """
+    done: list[Placement] = []
+    for pod in pods:
+        if accept is None:   # the best node; the order of the others is never computed
+            best = choose.first(state, pod, done)
+            if best is not None:
+                state.place(best[0], best[1], pod)
+                done.append(Placement(best[0], best[1], pod))
+        else:
+            best = None
+            for node, gpus in choose(state, pod, done):
+                state.place(node, gpus, pod)
+                done.append(Placement(node, gpus, pod))
+                if accept(done):
+                    best = node, gpus
+                    break
+                done.pop()
+                state.release(node, gpus, pod)
+        if best is None:
+            for p in reversed(done):
+                state.release(p.node, p.gpus, p.pod)
+            return None
+    return done
+
+
+def plan_parts(state: PlacementState, pods: Sequence[PodRequest], room: np.ndarray | None = None,
+               accept: Accept | None = None) -> list[Placement] | None:
     """Where a job's parts would go at once on ``state``: each on the fitting node with the fewest free GPUs.
 
     The rule of the reservations (EASY's head check, conservative backfilling's plans, a gang's fit on a
-    mixed platform); ``state`` is left as it was.
+    mixed platform, :class:`FewestFreeChoices`); ``state`` is left as it was.
 
     Args:
         state: Free resources (a real or what-if state).
         pods: The job's parts, placed in this order (each sees the ones before it taken).
         room: Optional extra limit per node in the pods' CPU unit (e.g. the cores node memory allows), int (N,),
             consumed by the parts; None for none.
+        accept: A test the placement must pass (see :func:`place_job`): each part then goes to the node with the
+            fewest free GPUs among those where it passes. None: no test.
 
     Returns:
-        ``(node, GPUs, pod)`` of each part, or None when a part fits no node.
+        The placements, or None when a part fits no node (or none that ``accept`` accepts).
     """
-    done: list[tuple[int, np.ndarray, PodRequest]] = []
-    room = None if room is None else room.copy()
-    for pod in pods:
-        nodes = state.fitting_nodes(pod)
-        if room is not None:
-            nodes = nodes[room[nodes] >= pod.cpu]
-        if len(nodes) == 0:
-            break
-        node = int(nodes[np.argmin(state.total_left[nodes])])
-        gpus = state.choose_gpus(node, pod, "best", None)
-        state.place(node, gpus, pod)
-        if room is not None:
-            room[node] -= pod.cpu
-        done.append((node, gpus, pod))
-    for node, gpus, pod in reversed(done):
-        state.release(node, gpus, pod)
-    return done if len(done) == len(pods) else None
+    done = place_job(state, pods, FewestFreeChoices(room), accept)
+    for p in reversed(done or ()):
+        state.release(p.node, p.gpus, p.pod)
+    return done
 
 
 def select_node(state: PlacementState, pod: PodRequest, policy: PlacementPolicy, rank: np.ndarray,
@@ -428,13 +729,4 @@ def select_node(state: PlacementState, pod: PodRequest, policy: PlacementPolicy,
     Returns:
         ``(node, gpus)``, or None when the pod fits no node.
     """
-    nodes = state.fitting_nodes(pod)
-    if len(nodes) == 0:
-        return None
-    scores, chosen = policy.score(state, pod, nodes, rng)
-    best = np.flatnonzero(scores == scores.max())
-    pick = best[np.argmin(rank[nodes[best]])]
-    node = int(nodes[pick])
-    if chosen is not None and pod.shares_gpu:
-        return node, chosen[pick:pick + 1]
-    return node, state.choose_gpus(node, pod, policy.gpu_selection, rng)
+    return PolicyChoices(policy, rank, rng).first(state, pod)

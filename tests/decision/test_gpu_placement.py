@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, fgd_score, select_node
+from hdeeprm.decision.gpu_placement import (GPU_PLACEMENTS, FewestFreeChoices, PlacementState, PodRequest,
+                                            PolicyChoices, fgd_score, place_job, placement_policy, select_node)
 from hdeeprm.errors import OptionsError
 from hdeeprm.decision.fragmentation import allowed_models, fragmentation, typical_pods
 from hdeeprm.outputs.gpu_metrics import allocation_rate
@@ -110,8 +111,9 @@ def test_ties_go_to_the_lowest_rank_and_unknown_names_are_suggested():
     assert place(state, request(cluster, 1000, 1, 1000), "best_fit", np.array([2, 0, 1]))[0] == 1
     with pytest.raises(OptionsError, match="unknown GPU placement policy 'fdg'.*did you mean 'fgd'"):
         GPU_PLACEMENTS["fdg"]
-    assert set(GPU_PLACEMENTS.names()) == {"random", "first_fit", "best_fit", "worst_fit", "dot_product",
-                                           "gpu_packing", "gpu_clustering", "fgd"}
+    # the ATC'23 plug-ins keep their registration indices (the ATC'23 runs seed each policy with it)
+    assert GPU_PLACEMENTS.names() == ("random", "first_fit", "best_fit", "worst_fit", "dot_product", "gpu_packing",
+                                      "gpu_clustering", "fgd", "high_gflops", "low_power")
 
 
 def test_fgd_incremental_scores_match_a_full_recomputation():
@@ -149,3 +151,80 @@ def test_fgd_incremental_scores_match_a_full_recomputation():
             assert scores[k] == best[0]
             if pod.shares_gpu:
                 assert gpus[k] == best[1]
+
+
+def _typed_cluster():
+    # One node per GPU type, 8000 milli-CPU each (the largest: cpu_norm 8000, 2 GPUs: gpu_norm 2000). FP32 peak rates
+    # and TDPs of the GPU type library (vendor datasheets): T4 8.1 TFLOP/s 70 W, V100 PCIe 14.0 TFLOP/s 250 W,
+    # A100 SXM4 19.5 TFLOP/s 400 W.
+    return gpu_cluster([("t4", 8000, 64, 1, "T4"), ("v100", 8000, 64, 1, "V100 PCIe 32GB"),
+                        ("a100", 8000, 64, 1, "A100 SXM4 40GB"), ("a100x2", 8000, 64, 2, "A100 SXM4 40GB")])
+
+
+def test_high_gflops_takes_the_fastest_gpu_type_then_the_best_fit():
+    cluster = _typed_cluster()
+    state = PlacementState(cluster)
+    # Run-time factor f = 15.7 / rate (reference V100 SXM2, FP32); speed key floor(1000 f_min / f) = floor(1000 x
+    # rate / 19.5): T4 415, V100 PCIe 717, A100 1000.
+    assert state.type_keys[0].tolist() == [415, 717, 1000, 0]
+    pod = request(cluster, 1000, 1, 1000)
+    # best_fit: 1 - (7000 / 8000 x 0.5 + GPU left after / 2000 x 0.5): 56 with no GPU left, 31 with one left.
+    # Score key x 101 + best_fit: t4 415 x 101 + 56 = 41971, v100 72473, a100 101056, a100x2 101031.
+    scores = GPU_PLACEMENTS["high_gflops"].score(state, pod, np.arange(4), RNG)[0]
+    assert scores.tolist() == [41971, 72473, 101056, 101031]
+    # The A100s first (the fuller one first: best fit), then the V100, then the T4.
+    assert [place(state, pod, "high_gflops")[0] for _ in range(5)] == [2, 3, 3, 1, 0]
+    assert place(state, pod, "high_gflops") is None
+    # A CPU-only pod, which no GPU speeds up, is placed by best fit alone (every node: 1 - (0.4375 + GPU left)).
+    cpu = request(cluster, 1000, 0, 0)
+    assert GPU_PLACEMENTS["high_gflops"].score(PlacementState(cluster), cpu, np.arange(4), RNG)[0].tolist() == \
+        GPU_PLACEMENTS["best_fit"].score(PlacementState(cluster), cpu, np.arange(4), RNG)[0].tolist()
+
+
+def test_high_gflops_follows_the_runs_throughput_table():
+    from hdeeprm.simulation.gpu_model import GpuSpeedModel
+
+    cluster = _typed_cluster()
+    # Measured: these jobs run 3x as fast on a T4 as on the reference type (factor 1/3), faster than on an A100
+    # (factor 15.7 / 19.5 = 0.805): the T4 is the fastest type for this run.
+    state = PlacementState(cluster, speed=GpuSpeedModel(throughput={"T4": 3.0}))
+    # keys: T4 1000, V100 floor(1000 x (1/3) / (15.7/14)) = 297, A100 floor(1000 x (1/3) / (15.7/19.5)) = 414.
+    assert state.type_keys[0].tolist() == [1000, 297, 414, 0]
+    assert place(state, request(cluster, 1000, 1, 1000), "high_gflops")[0] == 0
+
+
+def test_low_power_takes_the_lowest_tdp_then_the_best_fit():
+    cluster = _typed_cluster()
+    state = PlacementState(cluster)
+    # Power key: max TDP - TDP = 400 - TDP: T4 330, V100 150, A100 0.
+    assert state.type_keys[1].tolist() == [330, 150, 0, 0]
+    pod = request(cluster, 1000, 1, 1000)
+    assert [place(state, pod, "low_power")[0] for _ in range(5)] == [0, 1, 2, 3, 3]
+
+
+def test_speed_and_power_score_together_with_weights():
+    # T4 and A100 nodes: high_gflops scores 41971 and 101056, low_power 330 x 101 + 56 = 33386 and 56. Scaled
+    # min-max to [0, 100] over the two nodes: high_gflops (0, 100), low_power (100, 0). With weights 2 and 1:
+    # T4 100, A100 200 -> the A100; with 1 and 2: T4 200, A100 100 -> the T4.
+    cluster = gpu_cluster([("t4", 8000, 64, 1, "T4"), ("a100", 8000, 64, 1, "A100 SXM4 40GB")])
+    pod = request(cluster, 1000, 1, 1000)
+    for spec, node in (("high_gflops:2+low_power:1", 1), ("high_gflops:1+low_power:2", 0),
+                       ("high_gflops:1+best_fit:0.5", 1), ("low_power:1+best_fit:0.5", 0)):
+        assert select_node(PlacementState(cluster), pod, placement_policy(spec), np.arange(2), RNG)[0] == node, spec
+
+
+def test_every_fitting_node_is_offered_in_the_policys_order():
+    # first_fit's order is the node order; best_fit's the score's, ties by the run's rank; the reservations' rule
+    # (fewest free GPUs, ties by index). place_job keeps the first node the test accepts.
+    cluster = gpu_cluster([("a", 8000, 64, 2, "T4"), ("b", 8000, 64, 1, "T4"), ("c", 8000, 64, 2, "T4")])
+    state = PlacementState(cluster)
+    pod = request(cluster, 1000, 1, 1000)
+    offered = [node for node, _ in PolicyChoices(GPU_PLACEMENTS["best_fit"], np.array([2, 1, 0]), RNG)(state, pod, ())]
+    assert offered == [1, 2, 0]   # b (no GPU left after: 56), then a and c (31) by rank: c (0) before a (2)
+    assert [node for node, _ in FewestFreeChoices()(state, pod, ())] == [1, 0, 2]
+    placed = place_job(state, [pod], PolicyChoices(GPU_PLACEMENTS["first_fit"], np.arange(3), RNG),
+                       accept=lambda parts: parts[-1].node != 0)
+    assert [(p.node, p.gpus.tolist()) for p in placed] == [(1, [0])] and state.gpu_left[1, 0] == 0
+    assert place_job(state, [pod], PolicyChoices(GPU_PLACEMENTS["first_fit"], np.arange(3), RNG),
+                     accept=lambda parts: False) is None
+    assert state.gpu_left.tolist() == [[1000, 1000], [0, 0], [1000, 1000]]   # left as it was
