@@ -27,11 +27,17 @@ system", JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001). One pass:
    head still fits at the shadow time with this job's cores taken.
 
 "Fits" counts free cores and, for jobs with a memory demand, the node memory
-(the same rule as the manager's); cores are chosen by the decision's core
-selection.
+(the same rule as the manager's), a GPU job's GPUs on the node of its cores, and
+the job's shares of the resource models the manager schedules beside the cores
+(``WorkloadManager(models=...)``, e.g. a licence count: the head's reservation
+waits until the running jobs ending by then give back enough of them, and a job
+that would still hold its share at the shadow time backfills only if the head
+still gets its own); cores are chosen by the decision's core selection.
 
 *PyBatsim-compatible geometry.* When every policy pair of the action set uses the
-``contiguous`` core selection, the strategy is PyBatsim 3.2.1's ``easyBackfill``
+``contiguous`` core selection (on a platform without GPUs and with no resource
+model beside the cores: PyBatsim's geometry knows cores alone; otherwise the
+rules above apply with ``contiguous`` placing each job), the strategy is PyBatsim 3.2.1's ``easyBackfill``
 scheduler (https://gitlab.inria.fr/batsim/pybatsim, ``schedulers/easyBackfill.py``)
 rule for rule, so that it reproduces its Batsim runs job for job:
 
@@ -58,7 +64,7 @@ estimated ends; every queued job, in the decision's order, gets the earliest
 reservation where enough cores stay free for its requested time, and starts now
 when that reservation is now (and its core selection can place it; otherwise it
 is reserved at the next time the profile allows). The profile counts cores only;
-memory is checked when a job starts.
+memory, GPUs and the shares of resource models are checked when a job starts.
 """
 from __future__ import annotations
 
@@ -114,12 +120,15 @@ class _Backfilling(StartStrategy):
         return sorted(((end if end >= now else soon, seq, job, cores)
                        for end, seq, job, cores in self.running.values()), key=lambda e: (e[0], e[1]))
 
-    def _fits(self, job: Job, free: np.ndarray, mem: np.ndarray | None, gpus=None) -> bool:
+    def _fits(self, job: Job, free: np.ndarray, mem: np.ndarray | None, gpus=None, models=()) -> bool:
         """Whether ``job`` fits on the ``free`` cores (bool, (nb_cores,)) with node memory ``mem`` (MB).
 
-        A job asking for GPUs also needs them on the node of its cores, in GPU state ``gpus``.
+        A job asking for GPUs also needs them on the node of its cores, in GPU state ``gpus``; its shares of the
+        resource models, in their what-if states (``models``: ``[model, share, state]`` of each it needs).
         """
         if int(np.count_nonzero(free)) < job.res:
+            return False
+        if models and not all(model.fits_in(state, share) for model, share, state in models):
             return False
         if gpus is not None:
             return self.manager.gpus.fits(job, gpus, free, mem)
@@ -128,6 +137,14 @@ class _Backfilling(StartStrategy):
         h = self.manager.hierarchy
         free_per_node = np.bincount(h.core_node[free], minlength=h.nb_nodes)
         return int(np.minimum(np.floor(mem / job.mem), free_per_node).sum()) >= job.res
+
+    @staticmethod
+    def _move(models: list, job: Job, sign: int) -> None:
+        """Give back (``sign`` +1) or take (-1) ``job``'s shares in the what-if states of ``models`` (see _fits)."""
+        for entry in models:
+            share = entry[0].demand(job)
+            if share is not None:
+                entry[2] = entry[0].moved(entry[2], share, sign)
 
     def _fit_time(self, head: Job, hold: tuple[Job, np.ndarray] | None = None) -> tuple[float, int]:
         """When ``head`` fits, with ``hold``'s cores kept busy throughout.
@@ -140,6 +157,8 @@ class _Backfilling(StartStrategy):
         free = st.core_free.copy()
         mem = st.node_free_mem.copy() if head.mem > 0.0 else None
         gpus = binder.what_if() if head.num_gpu and binder is not None else None
+        # the resource models the head needs a share of: (model, its share, what-if state)
+        models = [[m, share, m.free_now()] for m in self.manager.models if (share := m.demand(head)) is not None]
         if hold is not None:
             job, cores = hold
             free[cores] = False
@@ -147,8 +166,10 @@ class _Backfilling(StartStrategy):
                 np.subtract.at(mem, h.core_node[cores], job.mem)
             if gpus is not None:
                 binder.move(gpus, job, cores, binder.pending(job) if job.num_gpu else None, -1)
+            if models:
+                self._move(models, job, -1)
         now = self.manager.now
-        when = now if self._fits(head, free, mem, gpus) else math.inf
+        when = now if self._fits(head, free, mem, gpus, models) else math.inf
         for end, _, job, cores in self._by_end():
             if end > when:
                 break
@@ -157,7 +178,9 @@ class _Backfilling(StartStrategy):
                 np.add.at(mem, h.core_node[cores], job.mem)
             if gpus is not None:
                 binder.move(gpus, job, cores, binder.held.get(job.index), +1)
-            if when == math.inf and self._fits(head, free, mem, gpus):
+            if models:
+                self._move(models, job, +1)
+            if when == math.inf and self._fits(head, free, mem, gpus, models):
                 when = end
         return when, (int(np.count_nonzero(free)) if when < math.inf else 0)
 
@@ -171,7 +194,9 @@ class EasyBackfilling(_Backfilling):
         """Choose the geometry from the manager's action set (PyBatsim's when all pairs are contiguous)."""
         super().bind(manager)
         cores = {pair[1] for pair in manager.pairs if pair is not None}
-        self.spaces = FreeSpaces(manager.hierarchy.nb_cores) if cores == {CONTIGUOUS} else None
+        # PyBatsim's geometry knows cores only: not with GPUs bound to the cores or resource models beside them
+        pybatsim = cores == {CONTIGUOUS} and manager.gpus is None and not manager.models
+        self.spaces = FreeSpaces(manager.hierarchy.nb_cores) if pybatsim else None
         self._events: list[tuple[Job, np.ndarray | None]] = []
 
     def on_batch(self, now: float, submitted: Sequence[Job], ended: Sequence[tuple[Job, object]]) -> None:
@@ -221,7 +246,8 @@ class EasyBackfilling(_Backfilling):
         spare = free_then - head.res   # cores free at the shadow time beyond the head's
         # A head asking for GPUs: the resources free at the shadow time, kept up to date as jobs backfill past it
         # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job).
-        then = self._at(shadow) if head.num_gpu and self.manager.gpus is not None and shadow < math.inf else None
+        then = self._at(shadow) if (head.num_gpu and self.manager.gpus is not None and shadow < math.inf
+                                    and not self.manager.models) else None
         failed: set[tuple] = set()   # GPU job shapes that did not fit now (resources only shrink within a pass)
         binder = self.manager.gpus
         for job in rest[1:]:
@@ -245,8 +271,8 @@ class EasyBackfilling(_Backfilling):
                     continue
             if then is not None:
                 fits = short or self._still_fits(head, then, job, cores)
-            else:
-                fits = short or (head.mem <= 0.0 and not head.num_gpu) or \
+            else:   # cores alone: the spare count said it; else release the running jobs again with it held
+                fits = short or (head.mem <= 0.0 and not head.num_gpu and not self.manager.models) or \
                     self._fit_time(head, (job, cores))[0] <= shadow
             if fits:
                 self._start(job, cores, place)

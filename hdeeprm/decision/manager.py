@@ -30,6 +30,7 @@ from dataclasses import replace
 
 import operator
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,6 +45,9 @@ from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.simulation.port import SimulatorPort
 from hdeeprm.simulation.runs import RUNS, HostRuns
 from hdeeprm.workload.model import Job
+
+if TYPE_CHECKING:
+    from hdeeprm.simulation.resource_model import SchedulableModel
 
 
 class WorkloadManager:
@@ -67,12 +71,18 @@ class WorkloadManager:
         gpus: The GPU side of a platform whose nodes carry GPUs
             (:class:`~hdeeprm.decision.gpu_binding.GpuBinder`), or None: jobs asking for GPUs then get their
             cores and GPUs on one node.
+        models: Resource models the manager schedules by itself beside the cores
+            (:class:`~hdeeprm.simulation.resource_model.SchedulableModel`: a licence count, a burst buffer),
+            the same objects the embedded engine holds (``Engine(..., models=...)``): a job that asks for a share
+            of one is rejected when it can never get it, fits only when its share is free too, starts with it
+            (``execute_job(..., shares=...)``), and EASY backfilling counts it in the head's reservation.
 
     Attributes:
         queue: Pending jobs in submission order.
         running: Running jobs by index, with their cores.
         resources: The :class:`ResourceState` (free cores, memory, bandwidth, pstates).
         rejected: ``(job, reason)`` of jobs rejected at submission.
+        models: The resource models scheduled beside the cores (see ``models``).
         decisions: Number of decisions taken.
         void_overridden: Void actions replaced because nothing else could happen.
     """
@@ -80,7 +90,8 @@ class WorkloadManager:
     def __init__(self, simulator: SimulatorPort, hierarchy: ResourceHierarchy, *,
                  actions: Sequence[int] | None = None, seed: int = 0,
                  model: ContentionModel | None = None, strategy: StartStrategy | None = None,
-                 has_future_events=None, jobs: Sequence[Job] | None = None, gpus: GpuBinder | None = None) -> None:
+                 has_future_events=None, jobs: Sequence[Job] | None = None, gpus: GpuBinder | None = None,
+                 models: Sequence[SchedulableModel] = ()) -> None:
         self.sim = simulator
         self.hierarchy = hierarchy
         self.actions = list(range(VOID)) if actions is None else [int(a) for a in actions]
@@ -92,6 +103,11 @@ class WorkloadManager:
         self.gpus = gpus
         #: ``select(job, core_policy)``: the cores a job gets now, or None (and its GPUs, on a GPU platform).
         self.select = self.selector.select if gpus is None else self._select_with_gpus
+        self.models = tuple(models)
+        if self.models:
+            if not hasattr(simulator, "set_pstates"):
+                raise AgentError("resource models (models=) need the embedded engine, which holds them")
+            self.select = self._select_with_models(self.select)
         self.strategy = strategy or HeadOfLine()
         self.queue: list[Job] = []
         self.running: dict[int, tuple[Job, np.ndarray]] = {}
@@ -158,6 +174,11 @@ class WorkloadManager:
         for more memory per core than the nodes can give that many cores.
         """
         h = self.hierarchy
+        for model in self.models:
+            share = model.demand(job)
+            reason = None if share is None else model.never_fits(job)
+            if reason is not None:
+                return reason
         if job.num_gpu:
             if self.gpus is None:
                 return f"requests {job.num_gpu} GPUs, the platform has none"
@@ -294,22 +315,42 @@ class WorkloadManager:
         return self.gpus.choose(job, lambda cores, count: self.selector.select(
             job if count == job.res else replace(job, res=count), core_policy, cores))   # a gang part: its cores
 
+    def _select_with_models(self, select):
+        """:attr:`select` with resource models: a job whose share of one is not free now fits nowhere."""
+        def choose(job: Job, core_policy: str, *within) -> np.ndarray | None:
+            return select(job, core_policy, *within) if self.models_fit(job) else None
+        return choose
+
+    def models_fit(self, job: Job) -> bool:
+        """Whether the share ``job`` asks for of every resource model is free now (the models' fit test)."""
+        for model in self.models:
+            share = model.demand(job)
+            if share is not None and not model.fits(job.index, share):
+                return False
+        return True
+
+    def shares(self, job: Job) -> dict:
+        """Model name -> the share ``job`` asks for, for every resource model it needs (empty: none)."""
+        return {model.name: share for model in self.models if (share := model.demand(job)) is not None}
+
     def _launch(self, job: Job, cores: np.ndarray) -> None:
         """Run ``job`` on ``cores`` now: allocate them, switch pstates, send EXECUTE_JOB.
 
         A job of more than :data:`~hdeeprm.simulation.runs.RUNS` cores goes to the resource state and the
-        embedded engine as the runs of its cores (:class:`~hdeeprm.simulation.runs.HostRuns`, made once).
+        embedded engine as the runs of its cores (:class:`~hdeeprm.simulation.runs.HostRuns`, made once). Its shares
+        of the resource models go with it.
         """
         hosts = HostRuns.of(cores) if len(cores) > RUNS else cores
         self._switch(self.resources.allocate(job, hosts, self.now))
+        extra = {"shares": self.shares(job)} if self.models else {}
         if self.gpus is not None:
             share = self.gpus.take_cores(job, cores)
             if share is not None:
-                self.sim.execute_job(job, cores.tolist(), gpus=share)
+                self.sim.execute_job(job, cores.tolist(), gpus=share, **extra)
                 self.running[job.index] = (job, cores)
                 return
         if self._set_pstates is not None:   # the embedded engine: the array as it is, free cores of the platform
-            self.sim.execute_job(job, hosts, validate=False)
+            self.sim.execute_job(job, hosts, validate=False, **extra)
         else:
             self.sim.execute_job(job, cores.tolist())
         self.running[job.index] = (job, cores)
@@ -352,7 +393,7 @@ class WorkloadManager:
 
     def fits(self, job: Job) -> bool:
         """Whether ``job`` could start now: enough free cores, with node memory for its MB per core."""
-        if job.res > self.resources.nb_free:
+        if job.res > self.resources.nb_free or (self.models and not self.models_fit(job)):
             return False
         if job.num_gpu and self.gpus is not None:
             return self.gpus.fits_now(job, self.resources)

@@ -41,6 +41,7 @@ from hdeeprm.workload.model import Workload
 if TYPE_CHECKING:
     from hdeeprm.agents.base import Agent
     from hdeeprm.config.options import Options
+    from hdeeprm.simulation.resource_model import SchedulableModel
 
 
 _HOSTS: list = [None, None]   # the last hierarchy and its host specs (an environment's resets share them)
@@ -96,6 +97,8 @@ class Episode:
             factor, as the timed GPU replay; ``"requested"``: the requested time).
         clock: The engine's clock model (:data:`~hdeeprm.simulation.kernel.CLOCKS`; "batsim" = Batsim's
             6-decimal protocol clock, docs/engine.rst, "Protocol clock").
+        models: Resource models beside the cores and GPUs, each held by the engine and scheduled by the manager
+            (:class:`~hdeeprm.simulation.resource_model.SchedulableModel`: a licence count, a burst buffer).
 
     Attributes:
         engine: The :class:`~hdeeprm.simulation.engine.Engine`.
@@ -116,7 +119,8 @@ class Episode:
                  strategy: StartStrategy | None = None, stream_to: str | Path | None = None,
                  prefix: str = "out", gpus: GpuCluster | None = None,
                  gpu_placement: str = DEFAULT_BINDING_PLACEMENT, gpu_speed: GpuSpeedModel = GpuSpeedModel(),
-                 gpu_estimate: str = DEFAULT_GPU_ESTIMATE, clock: str = DEFAULT_CLOCK) -> None:
+                 gpu_estimate: str = DEFAULT_GPU_ESTIMATE, clock: str = DEFAULT_CLOCK,
+                 models: Sequence[SchedulableModel] = ()) -> None:
         if gpu_estimate not in GPU_ESTIMATES:
             raise OptionsError(f"gpu_jobs.estimate must be one of {', '.join(GPU_ESTIMATES)}, got {gpu_estimate!r}")
         self.hierarchy = hierarchy
@@ -137,7 +141,7 @@ class Episode:
             def recorder(nb_hosts, account):
                 return CsvStream(nb_hosts, account, files, workload.name, cells)
         self.engine = Engine(hosts, workload, energy=True, record=record, recorder=recorder, gpu=gpu_model,
-                             clock=clock)
+                             clock=clock, models=models)
         estimate = None
         if gpu_model is not None and gpu_estimate == "scaled":
             estimate = RunTimeEstimate.of(gpu_model, [job.requested_time for job in workload.jobs])
@@ -147,7 +151,7 @@ class Episode:
         self._instant: float | None = None   # the instant taken in last, not yet in gpu_rows
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,
                                        strategy=strategy, has_future_events=self.engine.has_pending_events,
-                                       jobs=workload.jobs, gpus=binder)
+                                       jobs=workload.jobs, gpus=binder, models=models)
         self.view = StateView(self.manager, workload, self.engine.progress)
         self.done = False
         self.jobs_ended = 0

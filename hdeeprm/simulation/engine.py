@@ -164,8 +164,8 @@ class Engine(EventKernel):
 
         Raises:
             SimulationError: The job is not waiting, or a host is out of range, repeated, busy, or the number of
-                hosts differs from ``job.res``; a share of a model the engine does not have, or shares for a
-                ``parallel_homogeneous`` job.
+                hosts differs from ``job.res``; a share of a model the engine does not have, or a share that
+                changes the speed of a ``parallel_homogeneous`` job.
         """
         i = job_in_state(self._jobs, self.state, job, _SUBMITTED, "execute", self.now)
         cpu, now = self._cpu, self.now
@@ -194,14 +194,16 @@ class Engine(EventKernel):
     def _start_shares(self, job: Job, shares: Mapping[str, Any]) -> float:
         """Give ``job`` its shares of the plugged models; returns the product of their run-time factors."""
         i, factor = job.index, 1.0
-        if self._is_ph[i]:
-            raise SimulationError(f"execute job {job.id!r}: shares of {', '.join(shares)} need a delay profile")
+        computes = self._is_ph[i]   # its time is its FLOP at the hosts' speed: no run time to scale
         for name, share in shares.items():
             model = self.models.get(name)
             if model is None:
                 raise SimulationError(f"execute job {job.id!r}: the engine has no resource model {name!r} "
                                       f"(it has: {', '.join(self.models) or 'none'})")
-            factor *= model.start(i, share, job.profile.delay)
+            factor *= model.start(i, share, math.nan if computes else job.profile.delay)
+            if computes and factor != 1.0:
+                raise SimulationError(f"execute job {job.id!r}: its share of {name!r} changes its speed, which "
+                                      "needs a delay profile (a parallel_homogeneous job runs at its hosts' speed)")
         return factor
 
     def _schedule_end(self, i: int) -> None:

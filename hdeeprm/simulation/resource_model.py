@@ -18,14 +18,21 @@ count, a burst buffer). A job asks a model for a *share* (its GPUs, its licences
   integration), and :meth:`ResourceModel.first_submission` when the first jobs are submitted (the energy
   window opens).
 
-Which share a job gets, and whether it fits, is the decision system's business: a model answers the fit test
-(:meth:`ResourceModel.fits`) and the decision system, not the kernel, asks it.
+Which share a job gets, and whether it fits, is the decision system's business; the kernel never asks. A model
+that the workload manager schedules by itself (``WorkloadManager(..., models=[...])``: a counted resource such as
+licences, which the job asks for whatever cores it gets) also answers the scheduler's questions, the stages of
+the Kubernetes scheduler framework (filter, reserve): :meth:`SchedulableModel.demand` (the share a job asks for),
+:meth:`SchedulableModel.never_fits` (rejection at submission), :meth:`ResourceModel.fits` (the fit test now), and
+for the reservations of EASY backfilling a what-if state: :meth:`SchedulableModel.free_now`,
+:meth:`SchedulableModel.fits_in` and :meth:`SchedulableModel.moved` (the free resources when running jobs end, or
+with a backfilled job still holding its share). The GPU model is scheduled with the job's cores instead (a GPU is
+on the node of its cores: :mod:`hdeeprm.decision.gpu_binding`).
 """
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ResourceModel"]
+__all__ = ["ResourceModel", "SchedulableModel"]
 
 
 @runtime_checkable
@@ -51,6 +58,9 @@ class ResourceModel(Protocol):
     def start(self, job: int, share: Any, duration: float) -> float:
         """Job index ``job`` starts now holding ``share``; ``duration`` is its run time in seconds at factor 1.
 
+        ``duration`` is NaN for a ``parallel_homogeneous`` job (its time is its FLOP at its hosts' speed): the
+        model must then return 1.0 (the kernel refuses another factor).
+
         Returns:
             The job's run-time factor on this share (> 0; 1.0 when the resource does not change its speed).
 
@@ -67,3 +77,26 @@ class ResourceModel(Protocol):
     @property
     def spent(self) -> float:
         """Joules consumed from the first submission to the last job end so far (0.0 for no energy)."""
+
+
+@runtime_checkable
+class SchedulableModel(ResourceModel, Protocol):
+    """A :class:`ResourceModel` the workload manager schedules by itself (see the module docstring).
+
+    Its what-if state is any value the model understands (a count, an array); the scheduler only passes it back.
+    """
+
+    def demand(self, job: Any) -> Any | None:
+        """The share a :class:`~hdeeprm.workload.model.Job` asks for, or None when it needs none of this resource."""
+
+    def never_fits(self, job: Any) -> str | None:
+        """Why the job can never get its share even on an idle platform (it is then rejected), or None."""
+
+    def free_now(self) -> Any:
+        """A what-if copy of what is free now (changing it changes nothing in the model)."""
+
+    def fits_in(self, state: Any, share: Any) -> bool:
+        """Whether ``share`` fits in what-if state ``state``."""
+
+    def moved(self, state: Any, share: Any, sign: int) -> Any:
+        """``state`` with ``share`` given back (``sign`` +1: a job ends) or taken (-1: a job holds it); returned."""

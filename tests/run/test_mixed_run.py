@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hdeeprm.config.options import load_options
+from hdeeprm.decision.actions import action_index
 from hdeeprm.errors import OptionsError
 from hdeeprm.outputs.gpu_outputs import TIMELINE_COLUMNS
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
@@ -18,8 +19,10 @@ from tests.conftest import ROOT
 EXAMPLE = ROOT / "examples" / "mixed_kth_philly_easy.json"
 
 
-def test_cpu_and_gpu_jobs_share_the_platform_under_easy(shared, tmp_path):
-    options = load_options(EXAMPLE).replace(nb_jobs=300)
+@pytest.mark.parametrize("pair", ["first-high_gflops", "first-contiguous"])
+def test_cpu_and_gpu_jobs_share_the_platform_under_easy(shared, tmp_path, pair):
+    # "contiguous" alone once made EASY take PyBatsim's core-only geometry, which started GPU jobs without GPUs
+    options = load_options(EXAMPLE).replace(nb_jobs=300, actions=[action_index(*pair.split("-"))])
     options = options.replace(gpu_jobs={**options.gpu_jobs, "nb_jobs": 100})
     result = launch(options, outdir=tmp_path, quiet=True)
     rows = list(csv.DictReader(open(tmp_path / "out_jobs.csv")))
