@@ -65,12 +65,10 @@ def _action_names(names: Sequence[str] | None, options: Any, action_size: int) -
         if len(names) != action_size:
             raise OptionsError(f"action_names must hold action_size = {action_size} names, got {len(names)}")
         return names
-    chosen = getattr(options, "actions", None)
+    chosen = getattr(options, "action_names", None)   # the options' action set by name
     if chosen is None or len(chosen) != action_size:
         return None
-    from hdeeprm.decision.actions import action_name
-
-    return tuple(action_name(int(a)) for a in chosen)
+    return tuple(chosen)
 
 
 class LearningAgent(Agent, nn.Module):

@@ -68,7 +68,8 @@ from typing import Any
 
 import jsonschema
 
-from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, VOID, action_index, parse_policy_pair
+from hdeeprm.decision.actions import (CORE_POLICIES, JOB_POLICIES, VOID, action_index, action_name,
+                                      parse_policy_pair)
 from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MODEL
 from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK
 from hdeeprm.decision.gpu_binding import GPU_ESTIMATES
@@ -244,6 +245,11 @@ class Options:
     gpu_jobs: dict[str, Any] | None = None
     source: str = "<options>"
     given: frozenset[str] = frozenset()
+
+    @property
+    def action_names(self) -> tuple[str, ...]:
+        """The action set by name, in action order (``"first-high_gflops"``, ``"void"``: the agent's table)."""
+        return tuple(action_name(a) for a in self.actions)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the resolved options (written into ``run.json``)."""

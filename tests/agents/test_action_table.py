@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-from types import SimpleNamespace
 
 import pytest
 
@@ -18,7 +17,7 @@ TRAINED = ("random-random", "first-contiguous", "void")
 def test_the_table_comes_from_the_options_actions():
     """The agent's own actions by name: the options' full action indices, in the agent's order."""
     chosen = [0, action_index("first", "contiguous"), VOID]
-    agent = PolicyLearningAgent(0.9, 8, 3, 4, options=SimpleNamespace(actions=chosen))
+    agent = PolicyLearningAgent(0.9, 8, 3, 4, options=Options().replace(actions=chosen))
     assert agent.action_names == TRAINED
     default = Options()
     agent = PolicyLearningAgent(0.9, 8, len(default.actions), 4, options=default)
@@ -26,7 +25,7 @@ def test_the_table_comes_from_the_options_actions():
     assert agent.action_names[:2] == ("random-random", "random-high_gflops")
     # No options, or options for another number of actions (a custom head): the table is unknown.
     assert PolicyLearningAgent(0.9, 8, 3, 4).action_names is None
-    assert PolicyLearningAgent(0.9, 8, 5, 4, options=SimpleNamespace(actions=chosen)).action_names is None
+    assert PolicyLearningAgent(0.9, 8, 5, 4, options=Options().replace(actions=chosen)).action_names is None
     with pytest.raises(OptionsError, match=r"^action_names must hold action_size = 3 names, got 2$"):
         PolicyLearningAgent(0.9, 8, 3, 4, action_names=TRAINED[:2])
 
@@ -34,12 +33,12 @@ def test_the_table_comes_from_the_options_actions():
 def test_a_checkpoint_round_trip_stores_the_table(tmp_path):
     path = tmp_path / "model.pt"
     chosen = [0, action_index("first", "contiguous"), VOID]
-    PolicyLearningAgent(0.9, 8, 3, 4, seed=1, options=SimpleNamespace(actions=chosen)).save_checkpoint(path)
+    PolicyLearningAgent(0.9, 8, 3, 4, seed=1, options=Options().replace(actions=chosen)).save_checkpoint(path)
     manifest = load_checkpoint(path)["manifest"]
     assert manifest["actions"] == list(TRAINED) and manifest["action_size"] == 3
     again = PolicyLearningAgent(0.9, 8, 3, 4, seed=2, action_names=TRAINED)
     again.load_checkpoint(path)
-    other = PolicyLearningAgent(0.9, 8, 3, 4, seed=3, options=SimpleNamespace(actions=chosen))
+    other = PolicyLearningAgent(0.9, 8, 3, 4, seed=3, options=Options().replace(actions=chosen))
     other.load_checkpoint(path)
     assert all(a.equal(b) for a, b in zip(again.state_dict().values(), other.state_dict().values()))
 
