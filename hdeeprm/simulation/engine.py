@@ -54,13 +54,9 @@ __all__ = ["Engine", "Batch", "SimulationResult", "PRIORITY_SUBMISSION", "PRIORI
 #: this ends exactly at the walltime and succeeds (docs/engine.rst, "Walltime").
 TIME_EPSILON = 1e-9
 
-_NOT_SUBMITTED = JobState.NOT_SUBMITTED
 _SUBMITTED = JobState.SUBMITTED
 _RUNNING = JobState.RUNNING
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
-_WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
-_KILLED = JobState.COMPLETED_KILLED
-_REJECTED = JobState.REJECTED
 _INF = math.inf
 
 
