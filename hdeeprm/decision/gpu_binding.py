@@ -47,7 +47,7 @@ from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.model import Job
 
 if TYPE_CHECKING:
-    from hdeeprm.simulation.gpu_model import GpuModel, GpuShare
+    from hdeeprm.simulation.gpu_model import GpuModel, GpuShare, GpuSpeedModel
 
 #: GPU placement policy of a mixed run that names none.
 DEFAULT_BINDING_PLACEMENT = "best_fit"
@@ -123,6 +123,9 @@ class GpuBinder:
         rng: Random generator (node tie ranks, the ``random`` policy).
         estimate: How backfilling estimates the run time of a job given GPUs (see the module docstring): a
             :class:`RunTimeEstimate` over the jobs' requested times, or None (the requested time as it is).
+        speed: The run's speed model (:class:`~hdeeprm.simulation.gpu_model.GpuSpeedModel`, the one the run's
+            :class:`~hdeeprm.simulation.gpu_model.GpuModel` times the jobs with), read by ``high_gflops`` and
+            ``low_power``; None: its defaults.
 
     Attributes:
         state: The GPU placement state (free GPU shares and free cores per node).
@@ -135,14 +138,15 @@ class GpuBinder:
     """
 
     def __init__(self, cluster: GpuCluster, core_node: np.ndarray, placement: str = DEFAULT_BINDING_PLACEMENT,
-                 rng: np.random.Generator | None = None, estimate: RunTimeEstimate | None = None) -> None:
+                 rng: np.random.Generator | None = None, estimate: RunTimeEstimate | None = None,
+                 speed: GpuSpeedModel | None = None) -> None:
         self.cluster = cluster
         self.estimate = estimate
         self.core_node = np.asarray(core_node)
         self.policy = binding_policy(placement)
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.rank = self.rng.permutation(cluster.nb_nodes)
-        self.state = PlacementState(cluster)
+        self.state = PlacementState(cluster, speed=speed)
         self._empty = PlacementState(cluster)   # the platform with nothing running (never changed)
         self.held: dict[int, list[Placement]] = {}
         self._pending: dict[int, list[Placement]] = {}

@@ -91,7 +91,8 @@ class Episode:
             (:mod:`hdeeprm.decision.gpu_binding`) and run at the GPUs' speed, and the energy counts the GPUs'
             (:mod:`hdeeprm.simulation.gpu_model`).
         gpu_placement: GPU placement policy that scores the nodes of such jobs.
-        gpu_speed: How fast such jobs run on the GPUs (reference type, precision, penalties).
+        gpu_speed: How fast such jobs run on the GPUs (reference type, precision, penalties); also the speed
+            order of the ``high_gflops`` placement.
         gpu_estimate: How backfilling estimates the run time of such jobs, a name of
             :data:`~hdeeprm.decision.gpu_binding.GPU_ESTIMATES` (``"scaled"``: requested time x the GPUs' run-time
             factor, as the timed GPU replay; ``"requested"``: the requested time).
@@ -146,7 +147,7 @@ class Episode:
         if gpu_model is not None and gpu_estimate == "scaled":
             estimate = RunTimeEstimate.of(gpu_model, [job.requested_time for job in workload.jobs])
         binder = None if gpus is None else GpuBinder(gpus, hierarchy.core_node, gpu_placement,
-                                                     np.random.default_rng(seed), estimate)
+                                                     np.random.default_rng(seed), estimate, gpu_speed)
         self.gpu_rows: list[tuple] | None = [] if record and gpu_model is not None else None
         self._instant: float | None = None   # the instant taken in last, not yet in gpu_rows
         self.manager = WorkloadManager(self.engine, hierarchy, actions=actions, seed=seed, model=model,

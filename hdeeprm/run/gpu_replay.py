@@ -101,7 +101,7 @@ class GpuReplay:
         rng = np.random.default_rng(config.seed)
         self.typical = typical_pods(jobs.as_pods(), cluster.models) if n else None
         self.manager = GpuManager(cluster, jobs, config.placement, config.ordering, config.start_strategy, rng,
-                                  self.typical, RunTimeEstimate.of(self.model, jobs.duration))
+                                  self.typical, RunTimeEstimate.of(self.model, jobs.duration), speed=config)
         self.kernel_jobs = kernel_workload(jobs)
         self.engine = Engine((), self.kernel_jobs, energy=False, record=False, gpu=self.model)
         self.rows: list[tuple] = []   # the GPU timeline, one row per instant (GpuTimeline.of_rows)

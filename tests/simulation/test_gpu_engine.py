@@ -282,7 +282,7 @@ def test_weighted_placement_policies_score_together_as_kubernetes_plugins():
 
 @pytest.mark.parametrize("placement, message", [
     ("fdg", "unknown GPU placement policy 'fdg' (valid: random, first_fit, best_fit, worst_fit, dot_product, "
-            "gpu_packing, gpu_clustering, fgd; did you mean 'fgd'?)"),
+            "gpu_packing, gpu_clustering, fgd, high_gflops, low_power; did you mean 'fgd'?)"),
     ("fgd:x", "placement 'fgd:x': the weight of 'fgd' must be a number, got 'x' (write e.g. 'fgd:1+best_fit:0.5')"),
     ("fgd:0+best_fit", "the weight of placement policy 'fgd' must be a finite number > 0, got 0.0"),
 ])
