@@ -18,6 +18,9 @@ The other modules:
   head of the sorted queue.
 * :mod:`~hdeeprm.decision.contention_models`: Contention models: the pstates of a processor's busy and idle
   cores given its load.
+* :mod:`~hdeeprm.decision.easy`: EASY backfilling written once (Lifka 1995), over a reservation view that each
+  resource side supplies (the cores of :mod:`~hdeeprm.decision.backfilling`, the GPU replay's
+  :mod:`~hdeeprm.decision.gpu_manager`).
 * :mod:`~hdeeprm.decision.fragmentation`: GPU fragmentation (Weng et al., ATC'23): the model the placement
   policies score with and the runs report.
 * :mod:`~hdeeprm.decision.free_spaces`: Free spaces: the "rectangle" bookkeeping of PyBatsim 3.2.1's

@@ -15,7 +15,9 @@ a queued job would get are unknown; from the next decision on, a started job's
 end is its estimate on its GPUs.
 
 **EASY backfilling** (:class:`EasyBackfilling`; Lifka, "The ANL/IBM SP scheduling
-system", JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001). One pass:
+system", JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001). One pass, the loop
+of :func:`hdeeprm.decision.easy.easy_backfill` (written once for the cores and the GPU
+replay) over this module's view of the cores (``_CoreView``):
 
 1. head of line: jobs start in the decision's order until the first that does
    not fit, the *head*;
@@ -32,7 +34,10 @@ the job's shares of the resource models the manager schedules beside the cores
 (``WorkloadManager(models=...)``, e.g. a licence count: the head's reservation
 waits until the running jobs ending by then give back enough of them, and a job
 that would still hold its share at the shadow time backfills only if the head
-still gets its own); cores are chosen by the decision's core selection.
+still gets its own); cores are chosen by the decision's core selection. The view's
+shortcuts skip, before choosing its cores, a job needing more cores than are free, one
+that would run past the shadow time (by the least estimate its GPUs could give) needing
+more than the cores spare then, and a GPU job whose shape found no cores in this pass.
 
 *PyBatsim-compatible geometry.* When every policy pair of the action set uses the
 ``contiguous`` core selection (on a platform without GPUs and with no resource
@@ -73,6 +78,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.free_spaces import FreeSpaces, Space
 from hdeeprm.decision.start_strategy import StartStrategy
 from hdeeprm.workload.model import Job
@@ -212,7 +218,7 @@ class EasyBackfilling(_Backfilling):
     def start(self, ordered: Sequence[Job], place: Place) -> list[Job]:
         """One EASY pass, or with PyBatsim's geometry one pass per event of the batch."""
         if self.spaces is None:
-            return self._pass(list(ordered), place)
+            return [job for job, _ in easy_backfill(_CoreView(self, place), list(ordered), self.manager.now)]
         events, self._events = self._events, []
         new = {job.index for job, cores in events if cores is None}
         seen = {job.index for job in ordered} - new
@@ -230,57 +236,6 @@ class EasyBackfilling(_Backfilling):
         return started
 
     # ------------------------------------------------------------ any core selection
-    def _pass(self, ordered: list[Job], place: Place) -> list[Job]:
-        started = []
-        for job in ordered:
-            cores = self._select(job)
-            if cores is None:
-                break
-            self._start(job, cores, place)
-            started.append(job)
-        rest = ordered[len(started):]
-        if len(rest) < 2:
-            return started
-        head, now = rest[0], self.manager.now
-        shadow, free_then = self._fit_time(head)
-        spare = free_then - head.res   # cores free at the shadow time beyond the head's
-        # A head asking for GPUs: the resources free at the shadow time, kept up to date as jobs backfill past it
-        # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job).
-        then = self._at(shadow) if (head.num_gpu and self.manager.gpus is not None and shadow < math.inf
-                                    and not self.manager.models) else None
-        failed: set[tuple] = set()   # GPU job shapes that did not fit now (resources only shrink within a pass)
-        binder = self.manager.gpus
-        for job in rest[1:]:
-            if job.res > self.manager.resources.nb_free:
-                continue
-            on_gpus = binder is not None and job.num_gpu   # its estimate depends on the GPUs it gets
-            short = now + (binder.least_run_time(job) if on_gpus else job.requested_time) <= shadow
-            if not short and job.res > spare:
-                continue   # it would still hold its cores at the shadow time, leaving the head too few
-            shape = (job.res, job.mem, job.num_gpu, job.gpu_milli) if job.num_gpu else None
-            if shape in failed:
-                continue
-            cores = self._select(job)
-            if cores is None:
-                if shape is not None:
-                    failed.add(shape)
-                continue
-            if on_gpus:   # its estimate on the GPUs the placement picked
-                short = now + binder.run_time(job, binder.pending(job)) <= shadow
-                if not short and job.res > spare:
-                    continue
-            if then is not None:
-                fits = short or self._still_fits(head, then, job, cores)
-            else:   # cores alone: the spare count said it; else release the running jobs again with it held
-                fits = short or (head.mem <= 0.0 and not head.num_gpu and not self.manager.models) or \
-                    self._fit_time(head, (job, cores))[0] <= shadow
-            if fits:
-                self._start(job, cores, place)
-                started.append(job)
-                if not short:
-                    spare -= job.res
-        return started
-
     def _at(self, when: float) -> tuple[np.ndarray, np.ndarray, object]:
         """Free cores, node memory (MB) and GPU state at ``when`` (every running job estimated to end by then gone)."""
         st, h, binder = self.manager.resources, self.manager.hierarchy, self.manager.gpus
@@ -363,6 +318,86 @@ class EasyBackfilling(_Backfilling):
                 if head.res <= space.size:
                     return future.take(space, head.res), end
         return None
+
+
+class _Then:
+    """EASY's what-if resources at the shadow time on the cores' side (see :class:`_CoreView`)."""
+
+    __slots__ = ("shadow", "spare", "state")
+
+    def __init__(self, shadow: float, spare: int, state: tuple | None) -> None:
+        self.shadow = shadow   # the shadow time, s
+        self.spare = spare     # cores free then beyond the head's, less those of the jobs backfilled past it
+        self.state = state     # free cores, node memory and GPU state then (a GPU head only), or None
+
+
+class _CoreView:
+    """The cores' side of EASY's reservation view (:class:`~hdeeprm.decision.easy.ReservationView`), one pass.
+
+    Its shortcuts: a job needing more cores than are free now, or still running at the shadow time (by the least
+    estimate it could get) and needing more than the spare cores then, is skipped before its cores are chosen; a GPU
+    job shape that found no cores is skipped for the rest of the pass (resources only shrink within a pass). Without
+    a GPU head or resource models, the spare core count alone says whether the head still fits.
+    """
+
+    def __init__(self, strategy: EasyBackfilling, place: Place) -> None:
+        self.strategy, self.manager, self._place = strategy, strategy.manager, place
+        self.failed: set[tuple] = set()   # GPU job shapes that did not fit now
+
+    def place(self, job: Job, accept) -> np.ndarray | None:
+        """The cores the decision's core selection picks for ``job`` (None: it does not fit), if ``accept``s them."""
+        cores = self.strategy._select(job)
+        if accept is None:
+            return cores
+        if cores is None:
+            if job.num_gpu:
+                self.failed.add((job.res, job.mem, job.num_gpu, job.gpu_milli))
+            return None
+        return cores if accept(cores) else None
+
+    def start(self, job: Job, cores: np.ndarray) -> None:
+        """Start ``job`` on ``cores`` now."""
+        self.strategy._start(job, cores, self._place)
+
+    def shadow(self, head: Job, now: float) -> tuple[float, _Then]:
+        """The head's shadow time (``math.inf``: never; every job that fits then backfills) and what is free then."""
+        m = self.manager
+        shadow, free_then = self.strategy._fit_time(head)
+        # A head asking for GPUs: the resources free at the shadow time, kept up to date as jobs backfill past it
+        # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job).
+        state = self.strategy._at(shadow) if (head.num_gpu and m.gpus is not None and shadow < math.inf
+                                              and not m.models) else None
+        return shadow, _Then(shadow, free_then - head.res, state)
+
+    def estimate(self, job: Job, cores: np.ndarray) -> float:
+        """``job``'s estimated run time, s: on the GPUs its selection picked, or its requested time."""
+        binder = self.manager.gpus
+        if binder is not None and job.num_gpu:
+            return binder.run_time(job, binder.pending(job))
+        return job.requested_time
+
+    def hold(self, then: _Then, head: Job, job: Job, cores: np.ndarray) -> bool:
+        """Whether ``head`` still fits at the shadow time with ``job`` held on ``cores``; if so, held in ``then``."""
+        if job.res > then.spare:
+            return False
+        if then.state is not None:
+            fits = self.strategy._still_fits(head, then.state, job, cores)
+        else:   # cores alone: the spare count said it; else release the running jobs again with it held
+            fits = (head.mem <= 0.0 and not head.num_gpu and not self.manager.models) or \
+                self.strategy._fit_time(head, (job, cores))[0] <= then.shadow
+        if fits:
+            then.spare -= job.res
+        return fits
+
+    def skip(self, job: Job, now: float, shadow: float, then: _Then) -> bool:
+        """Whether ``job`` surely cannot backfill: too few cores free now or spare then, or its shape failed."""
+        if job.res > self.manager.resources.nb_free:
+            return True
+        binder = self.manager.gpus
+        least = binder.least_run_time(job) if binder is not None and job.num_gpu else job.requested_time
+        if now + least > shadow and job.res > then.spare:
+            return True   # it would still hold its cores at the shadow time, leaving the head too few
+        return bool(job.num_gpu) and (job.res, job.mem, job.num_gpu, job.gpu_milli) in self.failed
 
 
 class ConservativeBackfilling(_Backfilling):

@@ -11,8 +11,9 @@ start is the run's start strategy, a name of the registry the CPU decisions use
   ATC'23 simulator of Weng et al. extends: ``hkust-adsl/kubernetes-scheduler-simulator``);
 - ``head_of_line``: the decision stops at the first job that does not fit (the semantics of
   HDeepRM's CPU decisions);
-- ``easy_backfilling`` (Lifka, JSSPP 1995, as for CPU jobs): head of line, then the blocked head
-  gets a reservation at the *shadow time*, the earliest estimated end of a running job after
+- ``easy_backfilling`` (Lifka, JSSPP 1995, as for CPU jobs: the one loop of
+  :func:`hdeeprm.decision.easy.easy_backfill`, over this module's view of the cluster): head of line, then
+  the blocked head gets a reservation at the *shadow time*, the earliest estimated end of a running job after
   which it would fit (running jobs released in order of estimated end, ties by start order), and
   a later job starts now only if it fits now and does not delay that reservation: it ends (by its
   estimate) by the shadow time, or the head still fits at the shadow time with this job's
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
                                             PolicyChoices, placement_policy, plan_parts)
 from hdeeprm.decision.gpu_reservations import ReservationProfile
@@ -248,6 +250,11 @@ class GpuManager:
             taken = {job for job, _ in started}
             self.queue = sorted(job for job in self.queue if job not in taken)
             return started
+        if self.strategy == "easy_backfilling":
+            started = easy_backfill(_GpuView(self), self.ordered_queue(), now)
+            taken = {job for job, _ in started}
+            self.queue = sorted([job for job in self.queue if job not in taken] if taken else self.queue)
+            return started
         started: list[tuple[int, list[Placement]]] = []
         failed: set[tuple] = set()
         waiting: list[int] = []
@@ -263,10 +270,6 @@ class GpuManager:
                 waiting.append(job)
             else:
                 started.append((job, placed))
-        if self.strategy == "easy_backfilling" and len(waiting) >= 2:
-            started += self._backfill(waiting, started, now)
-            taken = {job for job, _ in started}
-            waiting = [job for job in waiting if job not in taken]
         self.queue = sorted(waiting)
         return started
 
@@ -274,84 +277,6 @@ class GpuManager:
         """Note that ``job`` started now on ``placed`` (its estimated end feeds the reservations)."""
         self.running[job] = (now + self.estimate(job, placed), self._started, placed)
         self._started += 1
-
-    def _backfill(self, waiting: list[int], starting: list[tuple[int, list[Placement]]],
-                  now: float) -> list[tuple[int, list[Placement]]]:
-        """EASY's backfilling behind blocked head ``waiting[0]`` (see the module docstring).
-
-        Args:
-            waiting: Queued jobs that did not start, in the decision's order; the first is the head.
-            starting: Jobs this decision starts already (head of line), with their placements.
-            now: The decision's time in seconds.
-
-        Returns:
-            ``(job, placements)`` of the jobs that backfill, in start order.
-        """
-        head = self.chunks[waiting[0]]
-        ends = sorted([(end, seq) + (placed,) for end, seq, placed in self.running.values()] +
-                      [(now + self.estimate(job, placed), self._started + k, placed)
-                       for k, (job, placed) in enumerate(starting)], key=lambda e: (max(e[0], now), e[1]))
-        shadow, then = self._shadow(head, ends, now)
-        if then is None:
-            return []
-        backfilled = []
-        failed: set[tuple] = set()
-        # One-part shapes no node could take without delaying the head, with the placements tried (every fitting
-        # node): until a job backfills the state is the same, so a deterministic policy offers the same nodes and
-        # GPUs again, and a job of that shape backfills only if it ends by the shadow time on one of them.
-        refused: dict[tuple, list[Placement]] = {}
-        deterministic = all(part.partition(":")[0] != "random" for part in self.placement.split("+"))
-        for job in waiting[1:]:
-            shape = self.shapes[job]
-            if shape in failed or (shape in refused and all(now + self.estimate(job, [p]) > shadow
-                                                            for p in refused[shape])):
-                continue
-            tried: list[Placement] = []
-            placed = self._try(job, self._spares_head(job, head, then, shadow, now, tried))
-            if placed is None:
-                if not tried:
-                    failed.add(shape)   # resources only shrink within a decision: the same shape fails again
-                elif deterministic and len(self.chunks[job]) == 1:
-                    refused[shape] = tried
-                continue
-            if now + self.estimate(job, placed) > shadow:   # it still runs at the shadow time: the head's state too
-                for p in placed:
-                    then.place(p.node, p.gpus, p.pod)
-            backfilled.append((job, placed))
-            refused.clear()
-        return backfilled
-
-    def _spares_head(self, job: int, head: list[PodRequest], then: PlacementState, shadow: float, now: float,
-                     tried: list[Placement]) -> Accept:
-        """EASY's test of a backfilling job's placement: it does not delay the head's reservation.
-
-        A placement passes when the job ends (by its estimate there) by the shadow time, or when the head still fits
-        the free resources at the shadow time (``then``) with the placement's resources taken.
-
-        Args:
-            job: The backfilling job.
-            head: The head's parts.
-            then: Free resources at the shadow time (left as they were).
-            shadow: The shadow time, seconds.
-            now: The decision's time, seconds.
-            tried: Collects every placement tried (the last part of each), so the caller knows whether the job fit
-                anywhere.
-
-        Returns:
-            The test (:data:`Accept`).
-        """
-        def accept(parts: list[Placement]) -> bool:
-            tried.append(parts[-1])
-            if now + self.estimate(job, parts) <= shadow:
-                return True
-            for p in parts:
-                then.place(p.node, p.gpus, p.pod)
-            fits = fit_together(then, head)
-            for p in reversed(parts):
-                then.release(p.node, p.gpus, p.pod)
-            return fits
-
-        return accept
 
     def _conservative(self, now: float) -> list[tuple[int, list[Placement]]]:
         """Conservative backfilling's decision (see the module docstring).
@@ -423,25 +348,6 @@ class GpuManager:
         start = profile.times[position]
         return lambda parts: profile.holds(position, start + self.estimate(job, parts), parts)
 
-    def _shadow(self, head: list[PodRequest], ends: list[tuple[float, int, list[Placement]]],
-                now: float) -> tuple[float, PlacementState | None]:
-        """The head's reservation: the shadow time and the free resources then (None: it never fits).
-
-        Running jobs are released in order of estimated end (overdue ones right after now); the shadow time is
-        the first end after which the head fits, and every job estimated to end by then is released.
-        """
-        then = self.state.free_copy()
-        shadow = np.inf
-        for end, _, placed in ends:
-            end = max(end, now)
-            if end > shadow:
-                break
-            for p in placed:
-                then.release(p.node, p.gpus, p.pod)
-            if shadow == np.inf and fit_together(then, head):
-                shadow = end
-        return (shadow, then) if shadow < np.inf else (shadow, None)
-
     def place(self, job: int) -> list[Placement] | None:
         """Place queued ``job`` (every part) with the run's policy and take it off the queue.
 
@@ -501,3 +407,99 @@ class GpuManager:
         _, _, placements = self.running.pop(job)
         for p in placements:
             self.state.release(p.node, p.gpus, p.pod)
+
+
+class _GpuView:
+    """The GPU cluster's side of EASY's reservation view (:class:`~hdeeprm.decision.easy.ReservationView`).
+
+    Built for one decision of ``manager``. Jobs are indices, placements lists of
+    :class:`~hdeeprm.decision.gpu_placement.Placement`; the what-if resources at the shadow time are a
+    :class:`~hdeeprm.decision.gpu_placement.PlacementState`. Its shortcuts (the pre-filter :meth:`skip`): a shape that
+    fit no node now fails again (resources only shrink within a decision); a one-part shape no node could take
+    without delaying the head, under a deterministic policy, is offered the same nodes and GPUs again until a job
+    backfills, so a job of that shape is tried only if it ends by the shadow time on one of them.
+    """
+
+    def __init__(self, manager: GpuManager) -> None:
+        self.manager, self.shapes = manager, manager.shapes
+        self.starting: list[tuple[int, list[Placement]]] = []   # the jobs this decision starts, in order
+        self.failed: set[tuple] = set()
+        self.refused: dict[tuple, list[Placement]] = {}
+        #: ``job``'s estimated run time on its placements, seconds: the run's estimate (:attr:`GpuManager.estimate`).
+        self.estimate: Estimate = manager.estimate
+        self.deterministic = all(part.partition(":")[0] != "random" for part in manager.placement.split("+"))
+
+    def place(self, job: int, accept: Accept | None) -> list[Placement] | None:
+        """Place ``job`` now with the run's policy; None when no node takes it (nothing taken then).
+
+        With ``accept``, every fitting node is tried, in the policy's order of preference, while it refuses
+        (:func:`~hdeeprm.decision.gpu_placement.place_job`); failures feed the shape caches of :meth:`skip`.
+        """
+        m = self.manager
+        if accept is None:
+            return m._try(job)
+        tried: list[Placement] = []   # the last part of every placement tried
+
+        def test(parts: list[Placement]) -> bool:
+            tried.append(parts[-1])
+            return accept(parts)
+
+        placed = m._try(job, test)
+        if placed is None:
+            shape = m.shapes[job]
+            if not tried:
+                self.failed.add(shape)
+            elif self.deterministic and len(m.chunks[job]) == 1:
+                self.refused[shape] = tried
+        return placed
+
+    def start(self, job: int, placed: list[Placement]) -> None:
+        """Note that ``job`` starts now on ``placed`` (the caller starts it and tells :meth:`GpuManager.started`)."""
+        self.starting.append((job, placed))
+        self.refused.clear()   # the state changed: refused nodes may take a job now
+
+    def shadow(self, head: int, now: float) -> tuple[float, PlacementState] | None:
+        """The head's shadow time and the free resources then; None when it never fits (nothing backfills).
+
+        Running jobs (and the ones this decision starts) are released in order of estimated end, overdue ones
+        right after now, ties by start order; the shadow time is the first end after which the head's parts fit at
+        once (:func:`fit_together`), and every job estimated to end by then is released.
+        """
+        m = self.manager
+        parts = m.chunks[head]
+        ends = sorted([(end, seq) + (placed,) for end, seq, placed in m.running.values()] +
+                      [(now + m.estimate(job, placed), m._started + k, placed)
+                       for k, (job, placed) in enumerate(self.starting)], key=lambda e: (max(e[0], now), e[1]))
+        then = m.state.free_copy()
+        shadow = np.inf
+        for end, _, placed in ends:
+            end = max(end, now)
+            if end > shadow:
+                break
+            for p in placed:
+                then.release(p.node, p.gpus, p.pod)
+            if shadow == np.inf and fit_together(then, parts):
+                shadow = end
+        return (shadow, then) if shadow < np.inf else None
+
+    def hold(self, then: PlacementState, head: int, job: int, placed: list[Placement]) -> bool:
+        """Whether the head's parts fit ``then`` (resources at the shadow time) with ``placed`` taken.
+
+        If so, and ``placed`` is the whole job (not the first parts of a spread job being placed), they stay taken;
+        otherwise ``then`` is left as it was.
+        """
+        for p in placed:
+            then.place(p.node, p.gpus, p.pod)
+        fits = fit_together(then, self.manager.chunks[head])
+        if not fits or len(placed) < len(self.manager.chunks[job]):
+            for p in reversed(placed):
+                then.release(p.node, p.gpus, p.pod)
+        return fits
+
+    def skip(self, job: int, now: float, shadow: float, then: PlacementState) -> bool:
+        """Whether ``job``'s shape failed this decision, or was refused on nodes where it would not end by then."""
+        shape = self.shapes[job]
+        if shape in self.failed:
+            return True
+        refused = self.refused.get(shape)
+        return refused is not None and all(now + self.estimate(job, [p]) > shadow for p in refused)
