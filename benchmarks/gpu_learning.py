@@ -21,7 +21,7 @@ The protocol (scenarios, metrics, baselines, model selection) is fixed here, bef
 - **placement**: MaskablePPO (sb3-contrib) on ``hdeeprm/GpuPlacement-v0`` (easy -> hard curriculum,
   FCFS queue); metric mean job completion time (JCT, lower is better), with the time-averaged GPU
   allocation rate beside it; classic policies every pair of
-  :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` x :data:`~hdeeprm.decision.gpu_manager.GPU_ORDERINGS`
+  :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS` x :data:`~hdeeprm.decision.gpu_manager.GPU_ORDERINGS`
   on the same replay; the best pair per test scenario by JCT (and, separately, by allocation rate) is the
   baseline. The MLP sees at most the 20 nodes of the largest training cluster: larger test clusters are
   reported as not run.
@@ -49,7 +49,8 @@ os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
 sys.path.insert(0, str(ROOT))
 
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS  # noqa: E402
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, Placement, PlacementState  # noqa: E402
+from hdeeprm.decision.gpu_placement import Placement, PlacementState  # noqa: E402
+from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS  # noqa: E402
 from hdeeprm.env.gpu_placement import GpuPlacementEnv  # noqa: E402
 from hdeeprm.env.gpu_provisioning import PROVISIONING_HEURISTICS, GpuProvisioningEnvV1  # noqa: E402
 from hdeeprm.env.gpu_scenarios import scenarios  # noqa: E402

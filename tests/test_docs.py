@@ -165,7 +165,7 @@ def test_the_docs_name_every_option_environment_and_policy():
     from hdeeprm.config.options import SCHEMA
     from hdeeprm.decision.core_selection import CORE_SELECTIONS
     from hdeeprm.decision.gpu_manager import GPU_ORDERINGS
-    from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
+    from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS
     from hdeeprm.decision.orderings import JOB_ORDERINGS
     from hdeeprm.decision.strategies import START_STRATEGIES
     from hdeeprm.decision.observation import OBSERVATIONS

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.cli import command, guarded
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS
+from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS
 from hdeeprm.arguments import count, real
 from hdeeprm.files import check_output_folder
 from hdeeprm.outputs.gpu_metrics import ARRIVED_PERCENTS, mean_and_sd, plot_against_arrived

@@ -74,7 +74,7 @@ from hdeeprm.decision.contention import CONTENTION_MODELS, DEFAULT_CONTENTION_MO
 from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK
 from hdeeprm.decision.gpu_binding import GPU_ESTIMATES
 from hdeeprm.decision.gpu_manager import GPU_ORDERINGS, GPU_START_STRATEGIES
-from hdeeprm.decision.gpu_placement import placement_policy
+from hdeeprm.decision.gpu_scoring import placement_policy
 from hdeeprm.decision.strategies import DEFAULT_START_STRATEGY, START_STRATEGIES
 from hdeeprm.decision.observation import DEFAULT_OBSERVATION, DEFAULT_QUEUE_SENSITIVITY, OBSERVATIONS
 from hdeeprm.decision.reward import DEFAULT_OBJECTIVE, OBJECTIVES

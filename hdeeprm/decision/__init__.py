@@ -29,8 +29,10 @@ The other modules:
   GPU side of the workload manager).
 * :mod:`~hdeeprm.decision.gpu_manager`: The GPU workload manager of a timed replay: queue, job orderings,
   placement, rejection.
-* :mod:`~hdeeprm.decision.gpu_placement`: Node selection for GPU pods: the placement state and the policies of
-  :data:`GPU_PLACEMENTS`.
+* :mod:`~hdeeprm.decision.gpu_placement`: Node selection for GPU pods: the placement state, the fit rule and the
+  walk over the fitting nodes.
+* :mod:`~hdeeprm.decision.gpu_scoring`: Scoring plugins of GPU placements: the policies of
+  :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS` and their weighted combinations.
 * :mod:`~hdeeprm.decision.gpu_reservations`: The reservation profile of conservative backfilling on a GPU
   cluster: free resources over future time.
 * :mod:`~hdeeprm.decision.observation`: Observations of the workload manager's state (HDeepRM's definitions;

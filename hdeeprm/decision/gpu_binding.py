@@ -8,7 +8,7 @@ Kubernetes pod's: the decision takes the steps of the Kubernetes scheduler frame
 1. **filter**: the nodes where the GPUs fit now (allowed model, whole GPUs free or a GPU with the share left)
    and that have ``res`` free cores (the GPU placement state counts each node's free cores, in thousandths,
    kept in step with the CPU state by :meth:`GpuBinder.take_cores` and :meth:`GpuBinder.give_cores`);
-2. **score**: the run's GPU placement policy (:data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`,
+2. **score**: the run's GPU placement policy (:data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`,
    ``best_fit`` by default) picks the node and its GPUs;
 3. **reserve/bind**: the decision's core selection takes ``res`` cores of that node (node memory
    included); when it cannot (memory), the node is filtered out and the next best is tried; the GPUs are
@@ -40,8 +40,8 @@ import numpy as np
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.decision.gpu_manager import Placement, fit_together, split_in_proportion
-from hdeeprm.decision.gpu_placement import (PlacementPolicy, PlacementState, PodRequest, placement_policy, plan_parts,
-                                            select_node)
+from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, plan_parts, select_node
+from hdeeprm.decision.gpu_scoring import PlacementPolicy, placement_policy
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.workload.model import Job
@@ -118,8 +118,8 @@ class GpuBinder:
     Args:
         cluster: The GPU side of the platform, one node per node of the CPU hierarchy, in the same order.
         core_node: Node of each core, int (nb_cores,).
-        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` or weighted policies
-            (:func:`~hdeeprm.decision.gpu_placement.placement_policy`), without the fragmentation model.
+        placement: A name of :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS` or weighted policies
+            (:func:`~hdeeprm.decision.gpu_scoring.placement_policy`), without the fragmentation model.
         rng: Random generator (node tie ranks, the ``random`` policy).
         estimate: How backfilling estimates the run time of a job given GPUs (see the module docstring): a
             :class:`RunTimeEstimate` over the jobs' requested times, or None (the requested time as it is).

@@ -2,7 +2,7 @@
 
 Jobs enter the queue at submission; at every decision the queued jobs are taken in the
 order of a :data:`GPU_ORDERINGS` key (ascending, stable, ties by submission order) and each
-is placed with a :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS` policy. Which of them
+is placed with a :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS` policy. Which of them
 start is the run's start strategy, a name of the registry the CPU decisions use
 (:data:`~hdeeprm.decision.strategies.START_STRATEGIES`):
 
@@ -61,7 +61,8 @@ import numpy as np
 
 from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
-                                            PolicyChoices, placement_policy, plan_parts)
+                                            PolicyChoices, plan_parts)
+from hdeeprm.decision.gpu_scoring import placement_policy
 from hdeeprm.decision.gpu_reservations import ReservationProfile
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
@@ -121,8 +122,8 @@ class GpuManager:
     Args:
         cluster: The cluster.
         jobs: The workload.
-        placement: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`, or weighted policies
-            (``"fgd:1+best_fit:0.5"``, :func:`~hdeeprm.decision.gpu_placement.placement_policy`).
+        placement: A name of :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`, or weighted policies
+            (``"fgd:1+best_fit:0.5"``, :func:`~hdeeprm.decision.gpu_scoring.placement_policy`).
         ordering: A name of :data:`GPU_ORDERINGS`.
         strategy: A start strategy, one of :data:`GPU_START_STRATEGIES` (see the module docstring).
         rng: Random generator of the run (node tie ranks, the ``random`` policy).

@@ -40,7 +40,7 @@ class GpuRunConfig(GpuSpeedModel):
     Its speed model is :class:`~hdeeprm.simulation.gpu_model.GpuSpeedModel`'s attributes (inherited).
 
     Attributes:
-        placement: Node-selection policy, a name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
+        placement: Node-selection policy, a name of :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`.
         ordering: Queue order, a name of :data:`~hdeeprm.decision.gpu_manager.GPU_ORDERINGS`.
         start_strategy: Which of the ordered queued jobs start, one of
             :data:`~hdeeprm.decision.gpu_manager.GPU_START_STRATEGIES` (``greedy``: every one that fits).

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.decision.gpu_placement import GPU_PLACEMENTS, PlacementState, PodRequest, select_node
+from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, select_node
+from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS
 from hdeeprm.decision.fragmentation import TypicalPods, allowed_models, typical_pods
 from hdeeprm.outputs.gpu_metrics import mean_and_sd, value_at_arrived
 from hdeeprm.platform.openb import MILLI, GpuCluster
@@ -143,7 +144,7 @@ def run_placement(cluster: GpuCluster, requests: Sequence[PodRequest], order: np
         cluster: The cluster (empty at the start).
         requests: Every pod's request (indexed by ``order``).
         order: Pod indices in arrival order, int64 (S,).
-        policy: A name of :data:`~hdeeprm.decision.gpu_placement.GPU_PLACEMENTS`.
+        policy: A name of :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`.
         typical: Typical pods of the fragmentation measure.
         rank: Tie-break rank of each node, int64 (N,).
         rng: The policy's random generator.

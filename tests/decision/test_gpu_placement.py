@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from hdeeprm.decision.gpu_placement import (GPU_PLACEMENTS, FewestFreeChoices, PlacementState, PodRequest,
-                                            PolicyChoices, fgd_score, place_job, placement_policy, select_node)
+from hdeeprm.decision.gpu_placement import (FewestFreeChoices, PlacementState, PodRequest, PolicyChoices, place_job,
+                                            select_node)
+from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS, fgd_score, placement_policy
 from hdeeprm.errors import OptionsError
 from hdeeprm.decision.fragmentation import allowed_models, fragmentation, typical_pods
 from hdeeprm.outputs.gpu_metrics import allocation_rate
