@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("HDEEPRM_SHARED", ROOT.parent / "shared"))
 sys.path.insert(0, str(ROOT))
 
-from hdeeprm.decision.gpu_manager import GPU_ORDERINGS  # noqa: E402
+from hdeeprm.decision.gpu_manager import DEFAULT_GPU_ORDERING, GPU_ORDERINGS  # noqa: E402
 from hdeeprm.outputs.gpu_outputs import gpu_summary  # noqa: E402
 from hdeeprm.platform.gpu_platform import load_gpu_cluster  # noqa: E402
 from hdeeprm.run.gpu_replay import GpuRunConfig, simulate_gpu  # noqa: E402
@@ -51,7 +51,8 @@ def main() -> int:
             f"{'queue h':>8s} {'alloc %':>8s} {'GJ':>8s} {'days':>6s} {'rej':>4s} {'wall s':>7s}")
     print(head)
     print("-" * len(head))
-    runs = [(p, "fcfs") for p in args.policies] + [("best_fit", o) for o in GPU_ORDERINGS.names() if o != "fcfs"]
+    runs = [(p, DEFAULT_GPU_ORDERING) for p in args.policies] + [("best_fit", o) for o in GPU_ORDERINGS.names()
+                                                                   if o != DEFAULT_GPU_ORDERING]
     for policy, ordering in runs:
         tic = time.perf_counter()
         result = simulate_gpu(cluster, jobs, GpuRunConfig(placement=policy, ordering=ordering, seed=args.seed))

@@ -60,6 +60,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, T] = {}
         self._numbers: dict[str, int] = {}
+        self._aliases: dict[str, str] = {}
 
     def register(self, name: str, entry: T) -> T:
         """Add ``entry`` under ``name`` and return it.
@@ -73,12 +74,27 @@ class Registry(Generic[T]):
         self._numbers[name] = next(_REGISTRATIONS)
         return entry
 
+    def alias(self, alias: str, name: str) -> None:
+        """Accept ``alias`` as another spelling of registered ``name`` (e.g. a term of another tool).
+
+        An alias is not a name: :meth:`names` and iteration leave it out, and :meth:`check` returns the name.
+
+        Raises:
+            OptionsError: ``name`` is not registered, or ``alias`` is a name or an alias already.
+        """
+        self.check(name)
+        if alias in self._entries or alias in self._aliases:
+            raise OptionsError(f"{self.kind} '{alias}' is already registered")
+        self._aliases[alias] = name
+
     def check(self, name: str) -> str:
-        """Return ``name`` when it is registered.
+        """Return the registered name ``name`` spells (itself, or the name an alias stands for).
 
         Raises:
             OptionsError: ``unknown <kind> '<name>' (valid: ...; did you mean '...'?)``.
         """
+        if isinstance(name, str) and name in self._aliases:
+            return self._aliases[name]
         if not isinstance(name, str) or name not in self._entries:
             raise OptionsError(f"unknown {self.kind} '{name}' ({suggest(str(name), self.names())})")
         return name
@@ -88,8 +104,8 @@ class Registry(Generic[T]):
         return self._entries[self.check(name)]
 
     def __contains__(self, name: object) -> bool:
-        """Whether ``name`` is registered."""
-        return name in self._entries
+        """Whether ``name`` is registered (as a name or an alias)."""
+        return name in self._entries or name in self._aliases
 
     def __iter__(self) -> Iterator[str]:
         """The names, in registration order."""
@@ -102,6 +118,10 @@ class Registry(Generic[T]):
     def names(self) -> tuple[str, ...]:
         """The names, in registration order."""
         return tuple(self._entries)
+
+    def spellings(self) -> tuple[str, ...]:
+        """Every spelling :meth:`check` accepts: the names in registration order, then the aliases."""
+        return tuple(self._entries) + tuple(self._aliases)
 
     def index(self, name: str) -> int:
         """Position of ``name`` in registration order (raises :class:`OptionsError` as :meth:`check`)."""

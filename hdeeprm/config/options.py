@@ -22,7 +22,7 @@ An options file is JSON::
       "workload": {"actual_work": "runtime", "first_job": 0, "profile_type": "parallel_homogeneous",
                    "default_mem": 0.0, "enforce_walltime": false,
                    "mem_bw_choices": [4, 8, 12, 16, 20, 24]},  # HDeepRM addition: SWF conversion
-      "gpu": {"placement": "best_fit", "ordering": "fcfs",                      # HDeepRM addition: a timed
+      "gpu": {"placement": "best_fit", "ordering": "first",                     # HDeepRM addition: a timed
               "start_strategy": "greedy",  # | "head_of_line" | "easy_backfilling"
               "reference_type": "V100 SXM2 16GB", "precision": "fp32",        # GPU run (platform: a GPU
               "stand_in": "", "share_slowdown": 1.0, "spread_slowdown": 1.0,  # platform JSON or an openb
@@ -144,7 +144,7 @@ SCHEMA: dict[str, Any] = {
         }},
         "gpu": {"type": "object", "additionalProperties": False, "properties": {
             "placement": {"type": "string", "minLength": 1},
-            "ordering": {"enum": list(GPU_ORDERINGS.names())},
+            "ordering": {"enum": list(GPU_ORDERINGS.spellings())},
             "start_strategy": {"enum": list(GPU_START_STRATEGIES)},
             "reference_type": {"type": "string", "minLength": 1},
             "precision": {"enum": list(SPEED_PRECISIONS)},

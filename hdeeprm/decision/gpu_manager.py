@@ -79,14 +79,16 @@ if TYPE_CHECKING:
 OrderingKey = Callable[[GpuJobs], np.ndarray]
 
 #: Job orderings of the GPU queue, by name (ascending keys, ties by submission order): the orderings of
-#: :data:`~hdeeprm.decision.orderings.JOB_ORDERINGS` that have a ``gpu_key``, ``first`` under the name GPU runs
-#: have always given it, ``fcfs`` (the Kubernetes and ATC'23 term).
+#: :data:`~hdeeprm.decision.orderings.JOB_ORDERINGS` that have a ``gpu_key``, under the same names (one name per
+#: ordering); ``fcfs``, the Kubernetes and ATC'23 term that GPU runs used to give ``first``, is still accepted
+#: as an alias of ``first``.
 GPU_ORDERINGS: Registry[OrderingKey] = Registry("GPU job ordering")
 for _name in JOB_ORDERINGS:
     if JOB_ORDERINGS[_name].gpu_key is not None:
-        GPU_ORDERINGS.register("fcfs" if _name == "first" else _name, JOB_ORDERINGS[_name].gpu_key)
+        GPU_ORDERINGS.register(_name, JOB_ORDERINGS[_name].gpu_key)
+GPU_ORDERINGS.alias("fcfs", "first")
 #: Ordering of a run that names none.
-DEFAULT_GPU_ORDERING = "fcfs"
+DEFAULT_GPU_ORDERING = "first"
 #: Placement policy of a run that names none.
 DEFAULT_GPU_PLACEMENT = "best_fit"
 #: Start strategy of a GPU run that names none (Kubernetes' pending-pod queue; see the module docstring).

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm import arguments
+from hdeeprm.decision.gpu_manager import DEFAULT_GPU_ORDERING
 from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_placement import gpu_env_inputs
 from hdeeprm.env.gpu_scenarios import GpuScenario, episode_inputs
@@ -93,7 +94,7 @@ class GpuJobSlotEnv(gymnasium.Env):
 
     def __init__(self, platform: str | Path | GpuCluster | None = None, workload: str | Path | GpuJobs | None = None,
                  *, nb_jobs: int | None = None, first_job: int = 0, scenario: str | list[str] | None = None,
-                 slots: int = DEFAULT_JOB_SLOTS, placement: str = "best_fit", ordering: str = "fcfs",
+                 slots: int = DEFAULT_JOB_SLOTS, placement: str = "best_fit", ordering: str = DEFAULT_GPU_ORDERING,
                  max_steps: int | None = None) -> None:
         self.slots = arguments.count("slots", slots)
         self.max_steps = arguments.count("max_steps", max_steps, optional=True)

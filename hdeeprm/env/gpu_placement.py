@@ -20,6 +20,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm import arguments
+from hdeeprm.decision.gpu_manager import DEFAULT_GPU_ORDERING
 from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
@@ -148,7 +149,7 @@ class GpuPlacementEnv(gymnasium.Env):
     def __init__(self, platform: str | Path | GpuCluster | None = None, workload: str | Path | GpuJobs | None = None,
                  *, nb_jobs: int | None = None, first_job: int = 0, scenario: str | list[str] | None = None,
                  curriculum: bool = False, curriculum_episodes: int = 30, max_nodes: int | None = None,
-                 gpu_slots: int = DEFAULT_GPU_SLOTS, placement: str = "best_fit", ordering: str = "fcfs",
+                 gpu_slots: int = DEFAULT_GPU_SLOTS, placement: str = "best_fit", ordering: str = DEFAULT_GPU_ORDERING,
                  frag_weight: float = DEFAULT_FRAG_WEIGHT, wait_weight: float = DEFAULT_WAIT_WEIGHT,
                  max_steps: int | None = None) -> None:
         frag_weight = arguments.real("frag_weight", frag_weight, minimum=0)

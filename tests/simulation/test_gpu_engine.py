@@ -103,7 +103,7 @@ def test_a_spread_job_whose_parts_cannot_fit_together_is_rejected():
 
 
 def test_orderings_are_registered_and_bad_options_fail():
-    assert set(GPU_ORDERINGS.names()) >= {"fcfs", "smallest_gpu_demand", "shortest_gpu_time"}
+    assert set(GPU_ORDERINGS.names()) >= {"first", "smallest_gpu_demand", "shortest_gpu_time"}
     with pytest.raises(OptionsError, match="unknown GPU job ordering"):
         simulate_gpu(_two_gpu_node(), _mixed_jobs(), GpuRunConfig(ordering="lifo"))
     with pytest.raises(OptionsError, match=">= 1"):
