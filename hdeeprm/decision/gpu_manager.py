@@ -79,13 +79,14 @@ if TYPE_CHECKING:
 OrderingKey = Callable[[GpuJobs], np.ndarray]
 
 #: Job orderings of the GPU queue, by name (ascending keys, ties by submission order): the orderings of
-#: :data:`~hdeeprm.decision.orderings.JOB_ORDERINGS` that have a ``gpu_key``, under the same names (one name per
+#: :data:`~hdeeprm.decision.orderings.JOB_ORDERINGS` offered to GPU runs (their rule over a GPU trace,
+#: :meth:`~hdeeprm.decision.orderings.JobOrdering.gpu_keys`), under the same names (one name per
 #: ordering); ``fcfs``, the Kubernetes and ATC'23 term that GPU runs used to give ``first``, is still accepted
 #: as an alias of ``first``.
 GPU_ORDERINGS: Registry[OrderingKey] = Registry("GPU job ordering")
 for _name in JOB_ORDERINGS:
-    if JOB_ORDERINGS[_name].gpu_key is not None:
-        GPU_ORDERINGS.register(_name, JOB_ORDERINGS[_name].gpu_key)
+    if JOB_ORDERINGS[_name].gpu:
+        GPU_ORDERINGS.register(_name, JOB_ORDERINGS[_name].gpu_keys)
 GPU_ORDERINGS.alias("fcfs", "first")
 #: Ordering of a run that names none.
 DEFAULT_GPU_ORDERING = "first"

@@ -77,8 +77,27 @@ except ImportError:   # not built: NumPy's argmin (same positions)
 _index_of = operator.attrgetter("index")
 #: ``score(job, now) -> sort key`` (ascending; a float, or a tuple of floats).
 Score = Callable[[Job, float], object]
-#: ``gpu_key(jobs) -> ascending key of every job of a GPU trace``, float64 (J,).
-GpuKey = Callable[[GpuJobs], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuJobView:
+    """What an ordering's ``score`` reads of one job of a GPU trace (the attributes of a ``Job`` it uses).
+
+    A GPU trace has no user estimate: the requested time is the job's duration (what the replay's estimates use).
+
+    Attributes:
+        index: Job index in the trace.
+        subtime: Submission time, seconds.
+        requested_time: Duration on the reference GPU type, seconds.
+        num_gpu: GPUs asked for.
+        gpu_milli: Thousandths of each GPU asked for.
+    """
+
+    index: int
+    subtime: float
+    requested_time: float
+    num_gpu: int
+    gpu_milli: int
 
 
 @dataclass(frozen=True)
@@ -92,16 +111,34 @@ class JobOrdering:
         random: A fresh random permutation of the queue at each decision.
         score: ``score(job, now)``, the ascending sort key computed from the job and
             the decision's instant ``now`` (seconds), or None.
-        gpu_key: The same order over a GPU trace's arrays, for the timed GPU replay's queue
-            (:class:`~hdeeprm.decision.gpu_manager.GpuManager`): ``gpu_key(jobs)`` is the ascending key of every
-            job, float64 (J,), ties by submission order; None when the GPU replay does not offer it.
+        gpu: Whether the timed GPU replay's queue (:class:`~hdeeprm.decision.gpu_manager.GpuManager`) offers it:
+            the same rule over a GPU trace, :meth:`gpu_keys` (the submission order, or ``score`` of each job's
+            :class:`GpuJobView`).
     """
 
     name: str
     key: str | None = None
     random: bool = False
     score: Score | None = None
-    gpu_key: GpuKey | None = None
+    gpu: bool = False
+
+    def gpu_keys(self, jobs: GpuJobs) -> np.ndarray:
+        """The ascending sort key of every job of a GPU trace (ties by submission order), float64 (J,).
+
+        The same rule as :meth:`order`: the submission time for the queue's own order, else ``score`` of each job
+        at ``now`` = 0 (a key that depends on the decision's instant is not offered to GPU runs).
+
+        Raises:
+            ValueError: An ordering the GPU replay does not offer (``gpu`` False).
+        """
+        if not self.gpu:
+            raise ValueError(f"job ordering {self.name!r} is not offered to GPU runs")
+        if self.score is None:
+            return jobs.submit.astype(np.float64)
+        score, n = self.score, len(jobs)
+        views = map(GpuJobView, range(n), jobs.submit.tolist(), jobs.duration.tolist(), jobs.num_gpu.tolist(),
+                    jobs.gpu_milli.tolist())
+        return np.fromiter((score(view, 0.0) for view in views), dtype=np.float64, count=n)
 
     def order(self, queue: list[Job], rng: np.random.Generator, now: float = 0.0) -> list[Job]:
         """The queue in this policy's order.
@@ -163,7 +200,7 @@ def _unicep(job: Job, now: float) -> tuple[int, float]:
 #: The job-selection policies, in action-index order (the first six are the original's).
 JOB_ORDERINGS: Registry[JobOrdering] = Registry("job-selection policy")
 for _ordering in (JobOrdering("random", random=True),
-                  JobOrdering("first", gpu_key=lambda jobs: jobs.submit.astype(np.float64)),
+                  JobOrdering("first", gpu=True),
                   JobOrdering("shortest", "requested_time"), JobOrdering("smallest", "res"),
                   JobOrdering("low_mem", "mem"), JobOrdering("low_mem_bw", "mem_bw"),
                   JobOrdering("longest", score=lambda job, now: -job.requested_time),
@@ -174,11 +211,9 @@ for _ordering in (JobOrdering("random", random=True),
                   JobOrdering("wfp3", score=_wfp3), JobOrdering("unicep", score=_unicep),
                   # GPU demand and GPU time (thousandths of a GPU, x requested time): what a job holds of the
                   # GPUs; jobs asking for none come first, in submission order
-                  JobOrdering("smallest_gpu_demand", score=lambda job, now: job.num_gpu * job.gpu_milli,
-                              gpu_key=lambda jobs: jobs.gpu_request.astype(np.float64)),
+                  JobOrdering("smallest_gpu_demand", score=lambda job, now: job.num_gpu * job.gpu_milli, gpu=True),
                   JobOrdering("shortest_gpu_time",
-                              score=lambda job, now: job.num_gpu * job.gpu_milli * job.requested_time,
-                              gpu_key=lambda jobs: jobs.gpu_request * jobs.duration)):
+                              score=lambda job, now: job.num_gpu * job.gpu_milli * job.requested_time, gpu=True)):
     JOB_ORDERINGS.register(_ordering.name, _ordering)
 
 #: Job attributes the keyed orderings sort by (columns of :class:`QueueHeads`' table).

@@ -35,7 +35,7 @@ def test_one_registry_orders_cpu_queues_and_the_gpu_replay():
     # the GPU replay's orderings are JOB_ORDERINGS entries under the same names (one name per ordering);
     # "fcfs", the Kubernetes and ATC'23 term, is an alias of "first", not a second name
     assert GPU_ORDERINGS.names() == ("first", "smallest_gpu_demand", "shortest_gpu_time")
-    assert GPU_ORDERINGS["first"] is GPU_ORDERINGS["fcfs"] is JOB_ORDERINGS["first"].gpu_key
+    assert GPU_ORDERINGS["first"] == GPU_ORDERINGS["fcfs"] == JOB_ORDERINGS["first"].gpu_keys
     assert GPU_ORDERINGS.check("fcfs") == "first" and "fcfs" in GPU_ORDERINGS
     # on a mixed queue: jobs asking for no GPU first (submission order), then by GPU share x requested time
     q = [Job(i, str(i), 0.0, 1, -1.0, Profile("p", DELAY, 1.0), requested_time=t, num_gpu=g, gpu_milli=m)
