@@ -16,6 +16,9 @@ The other modules:
   (Mu'alem and Feitelson 2001).
 * :mod:`~hdeeprm.decision.commit_head`: The ``commit_head`` start strategy: RLScheduler's commitment to the
   head of the sorted queue.
+* :mod:`~hdeeprm.decision.conservative`: Conservative backfilling written once (Mu'alem and Feitelson 2001), over
+  a reservation profile that each resource side supplies (the cores of :mod:`~hdeeprm.decision.backfilling`, the
+  GPU replay's :mod:`~hdeeprm.decision.gpu_reservations`).
 * :mod:`~hdeeprm.decision.contention_models`: Contention models: the pstates of a processor's busy and idle
   cores given its load.
 * :mod:`~hdeeprm.decision.easy`: EASY backfilling written once (Lifka 1995), over a reservation view that each

@@ -64,11 +64,14 @@ rule for rule, so that it reproduces its Batsim runs job for job:
   the manager (one policy pair) thus runs one pass per event of its batch.
 
 **Conservative backfilling** (:class:`ConservativeBackfilling`; Mu'alem and
-Feitelson 2001): the free-core profile over time is built from the running jobs'
-estimated ends; every queued job, in the decision's order, gets the earliest
-reservation where enough cores stay free for its requested time, and starts now
-when that reservation is now (and its core selection can place it; otherwise it
-is reserved at the next time the profile allows). The profile counts cores only;
+Feitelson, IEEE TPDS 12(6), 2001; the loop of
+:func:`hdeeprm.decision.conservative.conservative_backfill`, written once for the cores
+and the GPU replay, over this module's free-core profile, ``_CoreProfileView``): the
+free-core profile over time is built from the running jobs' estimated ends; every
+queued job, in the decision's order, gets the earliest reservation where enough
+cores stay free for its requested time, and starts now when that reservation is
+now (and its core selection can place it; otherwise it is reserved at the next
+time the profile allows). The profile counts cores only;
 memory, GPUs and the shares of resource models are checked when a job starts.
 """
 from __future__ import annotations
@@ -78,6 +81,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hdeeprm.decision.conservative import conservative_backfill
 from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.free_spaces import FreeSpaces, Space
 from hdeeprm.decision.start_strategy import StartStrategy
@@ -406,34 +410,75 @@ class ConservativeBackfilling(_Backfilling):
     name = "conservative_backfilling"
 
     def start(self, ordered: Sequence[Job], place: Place) -> list[Job]:
-        """Reserve every job in order; start those whose reservation is now."""
-        now = self.manager.now
+        """Reserve every job in order; start those whose reservation is now.
+
+        The loop of :func:`~hdeeprm.decision.conservative.conservative_backfill` over the free cores
+        (:class:`_CoreProfileView`).
+        """
+        view = _CoreProfileView(self, place)
+        return [job for job, _ in conservative_backfill(view, ordered, self.manager.now)]
+
+
+class _CoreProfileView(_CoreView):
+    """The cores' side of conservative backfilling's profile (:class:`~hdeeprm.decision.conservative.ProfileView`).
+
+    Built for one decision: the free-core :class:`_Profile` from the running jobs' estimated ends, planned anew at
+    every decision. A job's reservation is the earliest instant from which enough cores stay free for its requested
+    time (slots are times, s); at now its cores are chosen by the decision's core selection, and when that fails it
+    is reserved at the next instant the profile allows. Its shortcut: the decision stops once no job left needs as
+    few cores as are free now (further reservations would start nothing now).
+    """
+
+    def open(self, now: float) -> list:
+        """Build the free-core profile at ``now``: running jobs release their cores at their estimated ends."""
         times = [now]
         free = [self.manager.resources.nb_free]
-        for end, _, job, _ in self._by_end():
+        for end, _, job, _ in self.strategy._by_end():
             if end > times[-1]:
                 times.append(end)
                 free.append(free[-1])
             free[-1] += job.res
-        profile = _Profile(np.asarray(times, dtype=np.float64), np.asarray(free, dtype=np.int64))
-        started = []
+        self.profile = _Profile(np.asarray(times, dtype=np.float64), np.asarray(free, dtype=np.int64))
+        return []
+
+    def waiting(self, ordered: Sequence[Job]):
+        """The jobs in order, until the smallest core count left exceeds the cores free now."""
         smallest_left = np.minimum.accumulate([job.res for job in reversed(ordered)])[::-1].tolist()
+        profile = self.profile
         for k, job in enumerate(ordered):
             if smallest_left[k] > profile.free[0]:
-                break   # no job left fits the cores free now: further reservations start nothing now
-            duration = max(job.requested_time, 0.0)
-            t = profile.earliest(job.res, duration)
-            if t == now:
-                cores = self._select(job)
-                if cores is not None:
-                    self._start(job, cores, place)
-                    started.append(job)
-                    profile.reserve(now, duration, job.res)
-                    continue
-                t = profile.earliest(job.res, duration, after=now)
+                return
+            yield job
+
+    def candidates(self, job: Job, now: float):
+        """``(time s, time s)`` of the earliest instant from which ``job``'s cores stay free for its requested time.
+
+        When that is now, then the earliest after now (tried when its core selection fails); none when it never fits.
+        """
+        duration = max(job.requested_time, 0.0)
+        t = self.profile.earliest(job.res, duration)
+        if t == math.inf:
+            return
+        yield t, t
+        if t == now:
+            t = self.profile.earliest(job.res, duration, after=now)
             if t < math.inf:
-                profile.reserve(t, duration, job.res)
-        return started
+                yield t, t
+
+    def respects(self, job: Job, slot: float) -> None:
+        """None: the candidate times already leave every earlier reservation its cores."""
+        return None
+
+    def plan(self, job: Job, slot: float, accept) -> int:
+        """``job``'s core count: the profile counts cores, which ones is decided when it starts."""
+        return job.res
+
+    def reserve(self, job: Job, slot: float, placement) -> None:
+        """Take ``job``'s cores from ``slot`` (s) for its requested time."""
+        self.profile.reserve(slot, max(job.requested_time, 0.0), job.res)
+
+    def keep(self, job: Job, when: float, placement) -> None:
+        """Nothing: the profile is planned anew at every decision."""
 
 
 class _Profile:

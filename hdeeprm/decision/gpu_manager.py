@@ -25,7 +25,9 @@ start is the run's start strategy, a name of the registry the CPU decisions use
   (:func:`~hdeeprm.decision.gpu_placement.place_job`): the policy's first node may be one the head
   needs, another one not; and its estimate depends on the node's GPU type.
 
-- ``conservative_backfilling`` (Mu'alem and Feitelson, IEEE TPDS 2001, as for CPU jobs): every queued
+- ``conservative_backfilling`` (Mu'alem and Feitelson, IEEE TPDS 2001, as for CPU jobs: the one loop of
+  :func:`hdeeprm.decision.conservative.conservative_backfill`, over the plan of
+  :class:`~hdeeprm.decision.gpu_reservations.ReservationPlan`): every queued
   job, in the decision's order, gets a reservation at the earliest time it fits without moving the
   reservation of any job before it; the jobs whose reservation is *now* start. A reservation is
   planned over the free resources at each estimated job end (running jobs and the jobs reserved
@@ -59,11 +61,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hdeeprm.decision.conservative import conservative_backfill
 from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
                                             PolicyChoices, plan_parts)
 from hdeeprm.decision.gpu_scoring import placement_policy
-from hdeeprm.decision.gpu_reservations import ReservationProfile
+from hdeeprm.decision.gpu_reservations import ReservationPlan
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.strategies import START_STRATEGIES
 from hdeeprm.errors import OptionsError
@@ -114,11 +117,6 @@ def fit_together(empty: PlacementState, pods: list[PodRequest]) -> bool:
     return plan_parts(empty, pods) is not None
 
 
-def _fits_now(state: PlacementState, placed: list[Placement]) -> bool:
-    """Whether ``state`` has room for every part of ``placed`` on its node and GPUs (parts on distinct nodes)."""
-    return all(state.has_room(p.node, p.gpus, p.pod) for p in placed)
-
-
 class GpuManager:
     """Queue and placement of the jobs of one timed GPU run.
 
@@ -165,12 +163,8 @@ class GpuManager:
         duration = jobs.duration
         self.estimate: Estimate = estimate or (lambda job, placed: float(duration[job]))
         self.running: dict[int, tuple[float, int, list[Placement]]] = {}
-        # Conservative backfilling's plan, kept between decisions: the profile, job -> (reserved start s,
-        # reservation order, placements), the active nodes it was planned for.
-        self._profile: ReservationProfile | None = None
-        self._reserved: dict[int, tuple[float, int, list[Placement]]] = {}
-        self._nb_reserved = 0
-        self._active: np.ndarray | None = None
+        # Conservative backfilling's plan, kept between decisions (its reservation profile and reservations).
+        self.reservations = ReservationPlan(self)
         self._started = 0
         self.rng = rng
         self.cluster = cluster
@@ -250,7 +244,7 @@ class GpuManager:
             starts them and tells :meth:`started`.
         """
         if self.strategy == "conservative_backfilling":
-            started = self._conservative(now)
+            started = conservative_backfill(self.reservations, self.ordered_queue(), now)
             taken = {job for job, _ in started}
             self.queue = sorted(job for job in self.queue if job not in taken)
             return started
@@ -281,76 +275,6 @@ class GpuManager:
         """Note that ``job`` started now on ``placed`` (its estimated end feeds the reservations)."""
         self.running[job] = (now + self.estimate(job, placed), self._started, placed)
         self._started += 1
-
-    def _conservative(self, now: float) -> list[tuple[int, list[Placement]]]:
-        """Conservative backfilling's decision (see the module docstring).
-
-        The reservation profile and every queued job's reservation are kept from one decision to the next:
-        with exact estimates (a GPU replay's) they stay valid, so a decision starts the jobs whose
-        reservation has come, on the resources reserved for them, and reserves the jobs queued since. They
-        are planned anew, in the decision's order, at the first decision, when the active nodes changed, or
-        when a running job is past its estimated end or a due job no longer fits (estimates were wrong).
-
-        Returns:
-            ``(job, placements)`` of the jobs that start now, in start order.
-        """
-        active = self.state.active
-        due = sorted((t, seq, job) for job, (t, seq, _) in self._reserved.items() if t <= now)
-        moved = (active is None) != (self._active is None) or (active is not None
-                                                                and not np.array_equal(active, self._active))
-        queued = set(self.queue)
-        stale = (self._profile is None or moved or any(end < now for end, _, _ in self.running.values())
-                 or any(job not in queued for job in self._reserved)   # started by other means (an env's agent)
-                 or not all(_fits_now(self.state, self._reserved[job][2]) for _, _, job in due))
-        if stale:
-            self._profile = ReservationProfile(self.state, now, [(end, placed)
-                                                                 for end, _, placed in self.running.values()])
-            self._reserved, due = {}, []
-        else:
-            self._profile.forget_before(now)
-        self._active = None if active is None else active.copy()
-        profile = self._profile
-        started: list[tuple[int, list[Placement]]] = []
-        for _, _, job in due:
-            placed = self._reserved.pop(job)[2]
-            for p in placed:
-                self.state.place(p.node, p.gpus, p.pod)
-            started.append((job, placed))
-        taken = {job for job, _ in started}
-        # The profile only loses resources as reservations are added: a shape whose first part fits no node at a
-        # time before ``floor[shape]`` still does not.
-        floor: dict[tuple, float] = {}
-        for job in self.ordered_queue():
-            if job in self._reserved or job in taken:
-                continue
-            shape, chunks = self.shapes[job], self.chunks[job]
-            for k in profile.candidates(chunks[0], floor.get(shape, now)):
-                floor.setdefault(shape, profile.times[k])
-                keeps = self._keeps_reservations(job, profile, k)
-                placed = self._try(job, keeps) if k == 0 else profile.plan(k, chunks, keeps)
-                if placed is None:   # no node takes it then without moving an earlier reservation
-                    continue
-                profile.reserve(k, profile.times[k] + self.estimate(job, placed), placed)
-                if k == 0:
-                    started.append((job, placed))
-                else:
-                    self._reserved[job] = (profile.times[k], self._nb_reserved, placed)
-                    self._nb_reserved += 1
-                break
-        return started
-
-    def _keeps_reservations(self, job: int, profile: ReservationProfile, position: int) -> Accept:
-        """Conservative backfilling's test of a placement of ``job`` from ``profile.times[position]``.
-
-        It passes when every row of the profile from that instant to the job's estimated end there has room for it
-        where it is placed (:meth:`~hdeeprm.decision.gpu_reservations.ReservationProfile.holds`): it moves no earlier
-        reservation.
-
-        Returns:
-            The test (:data:`Accept`).
-        """
-        start = profile.times[position]
-        return lambda parts: profile.holds(position, start + self.estimate(job, parts), parts)
 
     def place(self, job: int) -> list[Placement] | None:
         """Place queued ``job`` (every part) with the run's policy and take it off the queue.

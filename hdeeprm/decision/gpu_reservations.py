@@ -10,6 +10,10 @@ see them taken.
 
 Rows live in one growing buffer and are kept in time order by an index list, so that checking or taking a
 job's resources over a window of rows is one NumPy operation per part of the job.
+
+:class:`ReservationPlan` is the GPU replay's side of the one conservative backfilling loop,
+:func:`hdeeprm.decision.conservative.conservative_backfill`: this profile and the queued jobs' reservations, kept
+from one decision to the next.
 """
 from __future__ import annotations
 
@@ -160,3 +164,127 @@ class ReservationProfile:
             self.times.insert(after, end)
             self.rows.insert(after, row)
         self._take(self.rows[position:after], placed)
+
+
+def _fits_now(state: PlacementState, placed: Sequence[Placement]) -> bool:
+    """Whether ``state`` has room for every part of ``placed`` on its node and GPUs (parts on distinct nodes)."""
+    return all(state.has_room(p.node, p.gpus, p.pod) for p in placed)
+
+
+class ReservationPlan:
+    """Conservative backfilling's plan on a GPU cluster, kept between decisions (a timed replay's profile view).
+
+    The reservation profile and every queued job's reservation: the
+    :class:`~hdeeprm.decision.conservative.ProfileView` of a timed GPU replay.
+
+    With exact estimates (a replay's) reservations stay valid, so a decision starts the jobs whose reservation has
+    come, on the resources reserved for them, and reserves only the jobs queued since. Everything is planned anew,
+    in the decision's order, at the first decision, when the active nodes changed, when a running job is past its
+    estimated end or a due job no longer fits (estimates were wrong), or when a reserved job left the queue by
+    other means (an environment's agent). Slots are positions in :attr:`ReservationProfile.times`; each part of a
+    job planned later goes to the fitting node with the fewest free GPUs among those where it leaves every earlier
+    reservation in place, a job starting now to the policy's most preferred such node (every fitting node is tried,
+    :func:`~hdeeprm.decision.gpu_placement.place_job`), kept from its start to its estimated end. Its shortcut: the
+    profile only loses resources as reservations are added, so a shape whose first part fits no node at a time
+    before the first candidate of an earlier job of that shape still does not (candidates start there).
+
+    Args:
+        manager: The :class:`~hdeeprm.decision.gpu_manager.GpuManager` (its state, queue, running jobs, parts of
+            each job, shapes, run-time estimate and policy).
+
+    Attributes:
+        profile: The reservation profile (None before the first decision).
+        reserved: Job -> (reserved start s, reservation order, placements), for the jobs reserved later than now.
+    """
+
+    def __init__(self, manager) -> None:
+        self.manager = manager
+        self.profile: ReservationProfile | None = None
+        self.reserved: dict[int, tuple[float, int, list[Placement]]] = {}
+        self._nb_reserved = 0
+        self._active: np.ndarray | None = None   # the active nodes the plan was made for
+        self._floor: dict[tuple, float] = {}     # shape -> first candidate time of this decision, s
+        self._taken: set[int] = set()             # the due jobs this decision starts
+
+    def open(self, now: float) -> list[tuple[int, list[Placement]]]:
+        """Plan anew at ``now`` (s) when the plan is stale, else drop its past; start the due reservations.
+
+        Returns:
+            ``(job, placements)`` of the due reserved jobs, placed in the manager's state on their reserved
+            resources, by reserved start then reservation order.
+        """
+        m = self.manager
+        active = m.state.active
+        due = sorted((t, seq, job) for job, (t, seq, _) in self.reserved.items() if t <= now)
+        moved = (active is None) != (self._active is None) or (active is not None
+                                                                and not np.array_equal(active, self._active))
+        queued = set(m.queue)
+        stale = (self.profile is None or moved or any(end < now for end, _, _ in m.running.values())
+                 or any(job not in queued for job in self.reserved)   # started by other means (an env's agent)
+                 or not all(_fits_now(m.state, self.reserved[job][2]) for _, _, job in due))
+        if stale:
+            self.profile = ReservationProfile(m.state, now, [(end, placed) for end, _, placed in m.running.values()])
+            self.reserved, due = {}, []
+        else:
+            self.profile.forget_before(now)
+        self._active = None if active is None else active.copy()
+        started = []
+        for _, _, job in due:
+            placed = self.reserved.pop(job)[2]
+            for p in placed:
+                m.state.place(p.node, p.gpus, p.pod)
+            started.append((job, placed))
+        self._taken = {job for job, _ in started}
+        self._floor = {}
+        return started
+
+    def waiting(self, ordered: Sequence[int]) -> list[int]:
+        """The jobs of ``ordered`` neither reserved nor started by :meth:`open`."""
+        reserved, taken = self.reserved, self._taken
+        return [job for job in ordered if job not in reserved and job not in taken]
+
+    def candidates(self, job: int, now: float):
+        """``(time s, position)`` of the profile's instants where ``job``'s first part fits some node.
+
+        From the floor of ``job``'s shape (else now) on (:meth:`ReservationProfile.candidates`); the first one
+        sets the floor.
+        """
+        m, profile, floor = self.manager, self.profile, self._floor
+        shape, times = m.shapes[job], profile.times
+        for k in profile.candidates(m.chunks[job][0], floor.get(shape, now)):
+            floor.setdefault(shape, times[k])
+            yield times[k], k
+
+    def respects(self, job: int, position: int) -> Accept:
+        """The test of a placement of ``job`` from ``times[position]``: it moves no earlier reservation.
+
+        It passes when every row of the profile from then to the job's estimated end there has room for it where it
+        is placed (:meth:`ReservationProfile.holds`).
+        """
+        profile, estimate = self.profile, self.manager.estimate
+        start = profile.times[position]
+        return lambda parts: profile.holds(position, start + estimate(job, parts), parts)
+
+    def place(self, job: int, accept: Accept | None) -> list[Placement] | None:
+        """Place ``job`` now in the manager's state with the run's policy (its resources taken).
+
+        Each part goes to the policy's most preferred node that ``accept`` accepts; None when none does.
+        """
+        return self.manager._try(job, accept)
+
+    def plan(self, job: int, position: int, accept: Accept | None) -> list[Placement] | None:
+        """Where ``job``'s parts go at ``times[position]`` (:meth:`ReservationProfile.plan`); None: nowhere."""
+        return self.profile.plan(position, self.manager.chunks[job], accept)
+
+    def reserve(self, job: int, position: int, placed: list[Placement]) -> None:
+        """Take ``placed`` in the profile from ``times[position]`` to ``job``'s estimated end there."""
+        profile = self.profile
+        profile.reserve(position, profile.times[position] + self.manager.estimate(job, placed), placed)
+
+    def start(self, job: int, placed: list[Placement]) -> None:
+        """Nothing: the manager's caller starts the job (and tells :meth:`GpuManager.started`)."""
+
+    def keep(self, job: int, when: float, placed: list[Placement]) -> None:
+        """Keep ``job``'s reservation at ``when`` (s) on ``placed`` for the decisions to come."""
+        self.reserved[job] = (when, self._nb_reserved, placed)
+        self._nb_reserved += 1
