@@ -11,7 +11,7 @@ the GPU's whole memory (no pod shares a GPU held whole). A pod's GPU memory need
 its allowed types to those with that much memory (:class:`~hdeeprm.decision.gpu_manager.GpuManager`);
 the openb and Philly traces carry no GPU memory need (0: no limit beyond the share).
 
-The policies that score the fitting nodes are the scoring plugins of
+The policies that score the fitting nodes (:class:`PlacementPolicy`: a name and a score function) are the scoring plugins of
 :mod:`~hdeeprm.decision.gpu_scoring` (:data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`).
 
 Starting a job under a backfilling start strategy, or planning a reservation, places it with a
@@ -35,7 +35,6 @@ from hdeeprm.decision.fragmentation import TypicalPods, frag_numerator, gpu_fit_
 from hdeeprm.platform.openb import MILLI, GpuCluster
 
 if TYPE_CHECKING:
-    from hdeeprm.decision.gpu_scoring import PlacementPolicy
     from hdeeprm.simulation.gpu_model import GpuSpeedModel
 
 #: Highest node score of the Kubernetes scheduling framework (``framework.MaxNodeScore``).
@@ -297,6 +296,28 @@ class PlacementState:
             self.count[node], self.below[node] = count[0], below[0]
             self.frag[node] = frag_numerator(self.cpu_left[node:node + 1], self.total_left[node:node + 1], count,
                                              below, self.model[node:node + 1], self.typical)[0]
+
+
+#: A score function: (state, pod, fitting nodes (K,), rng) -> (int64 scores (K,), chosen GPU per node (K,) or None).
+ScoreFunction = Callable[[PlacementState, PodRequest, np.ndarray, np.random.Generator],
+                         tuple[np.ndarray, np.ndarray | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementPolicy:
+    """A node-selection policy.
+
+    Attributes:
+        name: Registry name.
+        score: Scores the fitting nodes (see :data:`ScoreFunction`).
+        gpu_selection: How a shared GPU is chosen when ``score`` returns no GPU: ``"best"`` or ``"random"``.
+        needs_fragmentation: Whether the state must keep per-node fragmentation (typical pods).
+    """
+
+    name: str
+    score: ScoreFunction
+    gpu_selection: str = "best"
+    needs_fragmentation: bool = False
 
 
 #: A test a job's placement must pass (e.g. it must not delay a reservation): the parts placed so far -> whether

@@ -35,38 +35,15 @@ names (:mod:`~hdeeprm.decision.core_selection`); they are not in the ATC'23 simu
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
 
 from hdeeprm.decision.fragmentation import frag_numerator
-from hdeeprm.decision.gpu_placement import MAX_SCORE, PlacementState, PodRequest, gpu_fits
+from hdeeprm.decision.gpu_placement import MAX_SCORE, PlacementPolicy, PlacementState, PodRequest, gpu_fits
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI
 from hdeeprm.registry import Registry
-
-#: A score function: (state, pod, fitting nodes (K,), rng) -> (int64 scores (K,), chosen GPU per node (K,) or None).
-ScoreFunction = Callable[[PlacementState, PodRequest, np.ndarray, np.random.Generator],
-                         tuple[np.ndarray, np.ndarray | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class PlacementPolicy:
-    """A node-selection policy.
-
-    Attributes:
-        name: Registry name.
-        score: Scores the fitting nodes (see :data:`ScoreFunction`).
-        gpu_selection: How a shared GPU is chosen when ``score`` returns no GPU: ``"best"`` or ``"random"``.
-        needs_fragmentation: Whether the state must keep per-node fragmentation (typical pods).
-    """
-
-    name: str
-    score: ScoreFunction
-    gpu_selection: str = "best"
-    needs_fragmentation: bool = False
-
 
 def _random(state, pod, nodes, rng):
     scores = np.zeros(len(nodes), dtype=np.int64)
