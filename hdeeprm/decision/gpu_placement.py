@@ -11,8 +11,8 @@ the GPU's whole memory (no pod shares a GPU held whole). A pod's GPU memory need
 its allowed types to those with that much memory (:class:`~hdeeprm.decision.gpu_manager.GpuManager`);
 the openb and Philly traces carry no GPU memory need (0: no limit beyond the share).
 
-The policies that score the fitting nodes (:class:`PlacementPolicy`: a name and a score function) are the scoring plugins of
-:mod:`~hdeeprm.decision.gpu_scoring` (:data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`).
+The policies that score the fitting nodes (:class:`PlacementPolicy`: a name and a score function) are the
+scoring plugins of :mod:`~hdeeprm.decision.gpu_scoring` (:data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS`).
 
 Starting a job under a backfilling start strategy, or planning a reservation, places it with a
 test that the placement must pass (it must not delay a reservation): :func:`place_job` then tries
