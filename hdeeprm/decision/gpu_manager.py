@@ -68,6 +68,7 @@ from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodReques
 from hdeeprm.decision.gpu_scoring import placement_policy
 from hdeeprm.decision.gpu_reservations import ReservationPlan
 from hdeeprm.decision.orderings import JOB_ORDERINGS
+from hdeeprm.decision.start_strategy import start_in_order
 from hdeeprm.decision.strategies import START_STRATEGIES
 from hdeeprm.errors import OptionsError
 from hdeeprm.decision.fragmentation import TypicalPods, allowed_models
@@ -253,22 +254,21 @@ class GpuManager:
             taken = {job for job, _ in started}
             self.queue = sorted([job for job in self.queue if job not in taken] if taken else self.queue)
             return started
-        started: list[tuple[int, list[Placement]]] = []
         failed: set[tuple] = set()
-        waiting: list[int] = []
-        blocking = self.strategy != "greedy"
-        for job in self.ordered_queue():
-            shape = self.shapes[job]
-            if (blocking and waiting) or shape in failed:
-                waiting.append(job)
-                continue
+        shapes = self.shapes
+
+        def place(job: int) -> list[Placement] | None:
+            shape = shapes[job]
+            if shape in failed:   # resources only shrink within a decision: the same shape fails again
+                return None
             placed = self._try(job)
             if placed is None:
-                failed.add(shape)   # resources only shrink within a decision: the same shape fails again
-                waiting.append(job)
-            else:
-                started.append((job, placed))
-        self.queue = sorted(waiting)
+                failed.add(shape)
+            return placed
+
+        started = start_in_order(self.ordered_queue(), place, self.strategy != "greedy")
+        taken = {job for job, _ in started}
+        self.queue = sorted([job for job in self.queue if job not in taken] if taken else self.queue)
         return started
 
     def started(self, job: int, placed: list[Placement], now: float) -> None:

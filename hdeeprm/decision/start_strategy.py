@@ -1,13 +1,20 @@
 """The start strategy interface, and the strategies that reserve nothing (head of line, greedy).
 
+Head of line and greedy are written once, :func:`start_in_order`, for the workload manager's jobs and the GPU
+replay's (:class:`~hdeeprm.decision.gpu_manager.GpuManager`).
+
 The registry of every strategy, with the table of what each starts, is
 :mod:`hdeeprm.decision.strategies`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from hdeeprm.workload.model import Job
+
+#: A job as a strategy sees it (a :class:`~hdeeprm.workload.model.Job`, or a GPU job's index).
+T = TypeVar("T")
 
 
 class StartStrategy:
@@ -52,6 +59,31 @@ class StartStrategy:
         raise NotImplementedError
 
 
+def start_in_order(ordered: Iterable[T], place: Callable[[T], object], blocking: bool) -> list[tuple[T, object]]:
+    """The strategies without reservation, written once for every resource: place the jobs of a decision in order.
+
+    Head of line (``blocking``; the original HDeepRM's, Herrera et al. 2019) stops at the first job that does not
+    fit; greedy (the Kubernetes scheduler's pending pods) tries every job, one that does not fit blocking nobody.
+
+    Args:
+        ordered: The queued jobs (any job type: :class:`~hdeeprm.workload.model.Job` objects, GPU job indices) in
+            the decision's order.
+        place: Starts one job now when it fits and returns what it started it on (truthy), else a falsy value.
+        blocking: Head of line (True) or greedy (False).
+
+    Returns:
+        ``(job, what place returned)`` of the started jobs, in start order.
+    """
+    started = []
+    for job in ordered:
+        placed = place(job)
+        if placed:
+            started.append((job, placed))
+        elif blocking:
+            break
+    return started
+
+
 class HeadOfLine(StartStrategy):
     """Start jobs in order until the first that does not fit (head-of-line blocking)."""
 
@@ -60,12 +92,7 @@ class HeadOfLine(StartStrategy):
 
     def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
         """Start the longest prefix of ``ordered`` that fits (see :meth:`StartStrategy.start`)."""
-        started = []
-        for job in ordered:
-            if not place(job):
-                break
-            started.append(job)
-        return started
+        return [job for job, _ in start_in_order(ordered, place, True)]
 
 
 class Greedy(StartStrategy):
@@ -75,4 +102,4 @@ class Greedy(StartStrategy):
 
     def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
         """Start each job of ``ordered`` that fits, in order (see :meth:`StartStrategy.start`)."""
-        return [job for job in ordered if place(job)]
+        return [job for job, _ in start_in_order(ordered, place, False)]
