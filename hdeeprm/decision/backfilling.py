@@ -199,6 +199,12 @@ class EasyBackfilling(_Backfilling):
     """EASY backfilling (see the module docstring); PyBatsim's with ``contiguous`` action sets."""
 
     name = "easy_backfilling"
+    replays = True
+
+    @staticmethod
+    def start_replay(replay, now: float) -> list:
+        """EASY over the GPU replay's reservation view (:func:`~hdeeprm.decision.easy.easy_backfill`)."""
+        return easy_backfill(replay.easy_view(), replay.ordered_queue(), now)
 
     def bind(self, manager) -> None:
         """Choose the geometry from the manager's action set (PyBatsim's when all pairs are contiguous)."""
@@ -408,6 +414,12 @@ class ConservativeBackfilling(_Backfilling):
     """Conservative backfilling: a reservation for every queued job (see the module docstring)."""
 
     name = "conservative_backfilling"
+    replays = True
+
+    @staticmethod
+    def start_replay(replay, now: float) -> list:
+        """Conservative backfilling over the GPU replay's kept plan (:mod:`~hdeeprm.decision.conservative`)."""
+        return conservative_backfill(replay.reservations, replay.ordered_queue(), now)
 
     def start(self, ordered: Sequence[Job], place: Place) -> list[Job]:
         """Reserve every job in order; start those whose reservation is now.

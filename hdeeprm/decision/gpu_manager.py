@@ -61,8 +61,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm.decision.conservative import conservative_backfill
-from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
                                             PolicyChoices, plan_parts)
 from hdeeprm.decision.gpu_scoring import placement_policy
@@ -99,7 +97,7 @@ DEFAULT_GPU_PLACEMENT = "best_fit"
 #: Start strategy of a GPU run that names none (Kubernetes' pending-pod queue; see the module docstring).
 DEFAULT_GPU_START_STRATEGY = "greedy"
 #: Start strategies a GPU run can use.
-GPU_START_STRATEGIES = ("greedy", "head_of_line", "easy_backfilling", "conservative_backfilling")
+GPU_START_STRATEGIES = tuple(name for name in START_STRATEGIES if START_STRATEGIES[name].replays)
 #: A run-time estimate: (job, its placements) -> seconds the job is expected to run there.
 Estimate = Callable[[int, list[Placement]], float]
 #: A test a job's placement must pass (:data:`~hdeeprm.decision.gpu_placement.Accept`).
@@ -161,6 +159,9 @@ class GpuManager:
         if self.strategy not in GPU_START_STRATEGIES:
             raise OptionsError(f"start strategy {strategy!r} is not available for GPU jobs; use one of "
                                f"{', '.join(GPU_START_STRATEGIES)}")
+        #: The strategy's decision over this replay's hooks (:meth:`~hdeeprm.decision.start_strategy.StartStrategy.
+        #: start_replay`).
+        self._start_replay = START_STRATEGIES[self.strategy].start_replay
         duration = jobs.duration
         self.estimate: Estimate = estimate or (lambda job, placed: float(duration[job]))
         self.running: dict[int, tuple[float, int, list[Placement]]] = {}
@@ -244,16 +245,23 @@ class GpuManager:
             ``(job, placements)`` of every job started, in start order; they leave the queue. The caller
             starts them and tells :meth:`started`.
         """
-        if self.strategy == "conservative_backfilling":
-            started = conservative_backfill(self.reservations, self.ordered_queue(), now)
-            taken = {job for job, _ in started}
-            self.queue = sorted(job for job in self.queue if job not in taken)
-            return started
-        if self.strategy == "easy_backfilling":
-            started = easy_backfill(_GpuView(self), self.ordered_queue(), now)
-            taken = {job for job, _ in started}
-            self.queue = sorted([job for job in self.queue if job not in taken] if taken else self.queue)
-            return started
+        started = self._start_replay(self, now)
+        taken = {job for job, _ in started}
+        self.queue = sorted([job for job in self.queue if job not in taken] if taken else self.queue)
+        return started
+
+    def easy_view(self) -> _GpuView:
+        """EASY backfilling's view of this replay (:class:`~hdeeprm.decision.easy.ReservationView`)."""
+        return _GpuView(self)
+
+    def in_order(self, blocking: bool) -> list[tuple[int, list[Placement]]]:
+        """Head of line (``blocking``) or greedy over the ordered queue, written once in ``start_in_order``.
+
+        A shape that failed in this decision is not tried again (resources only shrink within a decision).
+
+        Returns:
+            ``(job, placements)`` of the jobs started, in start order (the queue is left to :meth:`schedule`).
+        """
         failed: set[tuple] = set()
         shapes = self.shapes
 
@@ -266,10 +274,7 @@ class GpuManager:
                 failed.add(shape)
             return placed
 
-        started = start_in_order(self.ordered_queue(), place, self.strategy != "greedy")
-        taken = {job for job, _ in started}
-        self.queue = sorted([job for job in self.queue if job not in taken] if taken else self.queue)
-        return started
+        return start_in_order(self.ordered_queue(), place, blocking)
 
     def started(self, job: int, placed: list[Placement], now: float) -> None:
         """Note that ``job`` started now on ``placed`` (its estimated end feeds the reservations)."""

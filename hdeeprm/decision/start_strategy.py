@@ -30,6 +30,25 @@ class StartStrategy:
     #: Whether a decision starts nothing when the first job of its order does not fit (the
     #: action mask then only looks at that job); False for strategies that look further.
     head_only = False
+    #: Whether the timed GPU replay can use it (:meth:`start_replay`).
+    replays = False
+
+    @staticmethod
+    def start_replay(replay, now: float) -> list:
+        """This strategy's decision in the timed GPU replay, over the hooks its manager offers.
+
+        Args:
+            replay: The :class:`~hdeeprm.decision.gpu_manager.GpuManager` (``in_order``, ``easy_view``,
+                ``reservations``, ``ordered_queue``).
+            now: The decision's time, seconds.
+
+        Returns:
+            ``(job index, placements)`` of the jobs started, in start order.
+
+        Raises:
+            NotImplementedError: A strategy the GPU replay does not have (``replays`` False).
+        """
+        raise NotImplementedError
 
     def bind(self, manager) -> None:
         """Called once by the :class:`~hdeeprm.decision.manager.WorkloadManager` that uses the strategy."""
@@ -89,6 +108,12 @@ class HeadOfLine(StartStrategy):
 
     name = "head_of_line"
     head_only = True
+    replays = True
+
+    @staticmethod
+    def start_replay(replay, now: float) -> list:
+        """The GPU replay's queue in order, up to the first job that does not fit."""
+        return replay.in_order(blocking=True)
 
     def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
         """Start the longest prefix of ``ordered`` that fits (see :meth:`StartStrategy.start`)."""
@@ -99,6 +124,12 @@ class Greedy(StartStrategy):
     """Start every job of the order that fits now; one that does not fit blocks nobody (no reservation)."""
 
     name = "greedy"
+    replays = True
+
+    @staticmethod
+    def start_replay(replay, now: float) -> list:
+        """Every job of the GPU replay's queue that fits, in order."""
+        return replay.in_order(blocking=False)
 
     def start(self, ordered: Sequence[Job], place: Callable[[Job], bool]) -> list[Job]:
         """Start each job of ``ordered`` that fits, in order (see :meth:`StartStrategy.start`)."""
