@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from hdeeprm.decision.start_strategy import start_in_order
+
 J = TypeVar("J")
 P = TypeVar("P")
 #: A test a placement must pass: (placement) -> whether the job may start there.
@@ -93,13 +95,13 @@ def easy_backfill(view: ReservationView[J, P], ordered: Sequence[J], now: float)
         ``(job, placement)`` of every job started (:meth:`ReservationView.start` called), in start order:
         the head-of-line prefix, then the backfilled jobs.
     """
-    started: list[tuple[J, P]] = []
-    for job in ordered:
+    def place_now(job: J) -> P | None:
         placement = view.place(job, None)
-        if placement is None:
-            break
-        view.start(job, placement)
-        started.append((job, placement))
+        if placement is not None:
+            view.start(job, placement)
+        return placement
+
+    started: list[tuple[J, P]] = start_in_order(ordered, place_now, True)   # head of line
     rest = ordered[len(started):]
     if len(rest) < 2:
         return started

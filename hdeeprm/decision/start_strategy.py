@@ -87,7 +87,7 @@ def start_in_order(ordered: Iterable[T], place: Callable[[T], object], blocking:
     Args:
         ordered: The queued jobs (any job type: :class:`~hdeeprm.workload.model.Job` objects, GPU job indices) in
             the decision's order.
-        place: Starts one job now when it fits and returns what it started it on (truthy), else a falsy value.
+        place: Starts one job now when it fits and returns what it started it on, else None or False.
         blocking: Head of line (True) or greedy (False).
 
     Returns:
@@ -96,7 +96,7 @@ def start_in_order(ordered: Iterable[T], place: Callable[[T], object], blocking:
     started = []
     for job in ordered:
         placed = place(job)
-        if placed:
+        if placed is not None and placed is not False:
             started.append((job, placed))
         elif blocking:
             break
