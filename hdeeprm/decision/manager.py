@@ -342,15 +342,15 @@ class WorkloadManager:
         """
         hosts = HostRuns.of(cores) if len(cores) > RUNS else cores
         self._switch(self.resources.allocate(job, hosts, self.now))
-        extra = {"shares": self.shares(job)} if self.models else {}
+        shares = self.shares(job) if self.models else None   # models need the embedded engine (checked at init)
         if self.gpus is not None:
             share = self.gpus.take_cores(job, cores)
             if share is not None:
-                self.sim.execute_job(job, cores.tolist(), gpus=share, **extra)
+                self.sim.execute_job(job, cores.tolist(), gpus=share, shares=shares)
                 self.running[job.index] = (job, cores)
                 return
         if self._set_pstates is not None:   # the embedded engine: the array as it is, free cores of the platform
-            self.sim.execute_job(job, hosts, validate=False, **extra)
+            self.sim.execute_job(job, hosts, validate=False, shares=shares)
         else:
             self.sim.execute_job(job, cores.tolist())
         self.running[job.index] = (job, cores)
