@@ -166,6 +166,7 @@ class GpuModel:
         placements: Where each job's GPUs are (or were), by job index (empty until it starts).
         held: Allocated thousandths of a GPU per GPU model, int64 (M + 1,).
         busy: Jobs on each GPU, int64 (N, max GPUs per node).
+        milli: Thousandths of each GPU held by running jobs, int64 (N, max GPUs per node).
         now: Time the energy is integrated up to, in seconds (None before the first event).
         energy: GPU joules from the first event up to :attr:`now`.
         window: The energy window (:class:`~hdeeprm.simulation.kernel.EnergyWindow`): GPU joules at the first
@@ -193,6 +194,7 @@ class GpuModel:
         self.held = np.zeros(len(self.slowness), dtype=np.int64)
         self.dynamic = 0.0      # sum over GPUs of (tdp - idle) x allocated share, W
         self.busy = np.zeros(cluster.gpu_count.shape + (max(cluster.max_gpus_per_node, 1),), dtype=np.int64)
+        self.milli = np.zeros_like(self.busy)   # thousandths of each GPU held by running jobs
         self._held_by: dict[int, Sequence[GpuShare]] = {}
         self.placements: list[Sequence[GpuShare]] = [()] * n
         self.now: float | None = None
@@ -210,6 +212,14 @@ class GpuModel:
     def first_submission(self, t: float) -> None:
         """The first jobs are submitted at ``t`` (the kernel tells it after :meth:`advance`): the window opens."""
         self.window.open(self.energy)
+
+    def fits(self, job: int, placed: Sequence[GpuShare]) -> bool:
+        """Whether every GPU of ``placed`` has the share it asks for free now (``ResourceModel``'s fit test).
+
+        The decision system's placement state filters the nodes; this reads the kernel's own record, :attr:`milli`.
+        """
+        milli = self.milli
+        return all(bool((milli[p.node, p.gpus] + p.gpu_milli <= MILLI).all()) for p in placed)
 
     def factor(self, job: int, placed: Sequence[GpuShare]) -> float:
         """Run-time factor of ``job`` on ``placed``: the slowest GPU's, times the share and spread penalties.
@@ -247,6 +257,7 @@ class GpuModel:
         for p in placed:
             self.held[model[p.node]] += p.gpu_milli * len(p.gpus)
             self.busy[p.node, p.gpus] += 1
+            self.milli[p.node, p.gpus] += p.gpu_milli
         self._held_by[job] = self.placements[job] = placed
         self.refresh()
         return factor
@@ -259,6 +270,7 @@ class GpuModel:
             for p in placed:
                 self.held[model[p.node]] -= p.gpu_milli * len(p.gpus)
                 self.busy[p.node, p.gpus] -= 1
+                self.milli[p.node, p.gpus] -= p.gpu_milli
             self.refresh()
         self.window.close(self.energy)
 

@@ -292,3 +292,24 @@ def test_a_bad_placement_is_one_line_when_the_options_load(placement, message, t
     with pytest.raises(OptionsError) as err:
         parse_options({"gpu": {"placement": placement}}, str(tmp_path / "o.json"))
     assert str(err.value) == f"gpu.placement: {message} ({tmp_path / 'o.json'})"
+
+
+def test_the_gpu_model_is_a_resource_model_and_its_fit_test_follows_the_shares():
+    from hdeeprm.decision.gpu_placement import Placement, PodRequest
+    from hdeeprm.simulation.gpu_model import GpuModel
+    from hdeeprm.simulation.resource_model import ResourceModel
+
+    model = GpuModel(_two_gpu_node(), _mixed_jobs())
+    assert isinstance(model, ResourceModel) and model.name == "gpu"
+    allowed = np.ones(2, dtype=bool)
+
+    def on(gpus, milli):
+        return [Placement(0, np.array(gpus), PodRequest(0, 0, len(gpus), milli, allowed))]
+
+    model.advance(0.0)
+    assert model.fits(0, on([0], 500)) and model.start(0, on([0], 500), 100.0) == 1.0
+    # GPU 0 holds 500 of 1000: another half fits there, a whole GPU does not; GPU 1 is free
+    assert model.fits(1, on([0], 500)) and not model.fits(1, on([0], 1000)) and not model.fits(1, on([0, 1], 1000))
+    assert model.fits(1, on([1], 1000))
+    model.end(0)
+    assert model.fits(1, on([0, 1], 1000)) and not model.milli.any()
