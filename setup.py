@@ -76,6 +76,8 @@ setup(
         "jsonschema>=4.0",
         "tqdm>=4.60",
         "matplotlib>=3.7",
+        # hdeeprm-workload fetch: the public traces on demand, checksums verified (hdeeprm.workload.datasets).
+        "pooch>=1.8",
     ],
     extras_require={
         # pybatsim 3.2.1 pins pyzmq<23, which does not build on Python 3.11; it runs fine with
