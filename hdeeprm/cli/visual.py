@@ -5,7 +5,8 @@ Usage::
     hdeeprm-visual OUTDIR [-p rewards losses action_preferences gantt utilization queue_size] [-o DEST]
                    [--window START END | --jobs FIRST LAST]
 
-Without ``-p`` every plot whose input file exists is drawn (see :mod:`hdeeprm.outputs.visual`).
+Without ``-p`` every plot whose input file exists is drawn, ``rewards`` only for a learning run (an agent
+that got rewards); time axes are in seconds, hours or days by the span shown (see :mod:`hdeeprm.outputs.visual`).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                                             "and queue size of an hdeeprm-launch output folder (PNG files).")
     p.add_argument("outdir", help="the hdeeprm-launch output folder")
     p.add_argument("-p", "--plots", nargs="+", choices=list(PLOTS), metavar="PLOT",
-                   help=f"plots to draw (default: all whose input exists): {', '.join(PLOTS)}")
+                   help=f"plots to draw (default: all whose input exists, rewards only for a learning run): "
+                        f"{', '.join(PLOTS)}")
     p.add_argument("-o", "--dest", help="folder of the PNG files (default: OUTDIR)")
     p.add_argument("--dpi", type=int, default=120, help="resolution (default 120)")
     p.add_argument("--window", nargs=2, type=float, metavar=("START", "END"),

@@ -3,20 +3,26 @@
 =======================  ==========================  =======================================
 plot                     reads                       shows
 =======================  ==========================  =======================================
-``rewards``              ``rewards.log``             total reward per episode
+``rewards``              ``rewards.log``             total reward per episode (learning runs only)
 ``losses``               ``losses.log``              training loss per episode
 ``action_preferences``   ``probs.json``              mean preference of each action per episode
-``gantt``                ``out_jobs.csv``            cores of every job over time (s)
-``utilization``          ``out_jobs.csv``            busy cores over time (s)
-``queue_size``           ``out_jobs.csv``            pending jobs over time (s)
+``gantt``                ``out_jobs.csv``            cores of every job over time
+``utilization``          ``out_jobs.csv``            busy cores over time
+``queue_size``           ``out_jobs.csv``            pending jobs over time
 =======================  ==========================  =======================================
 
+Rewards are drawn for learning runs only, and always for them (:func:`learning_run` tells which):
+a classic policy pair gets no reward, and its ``rewards.log`` holds a 0 per episode that would
+draw as a meaningless flat line. A run of one episode draws its one point, marked, with a note.
+Time axes are in seconds, hours or days, chosen from the span shown (:func:`time_unit`); the
+axis label names the unit.
+
 Every reader is a plain function returning numpy arrays, so the same data
-can be plotted or checked elsewhere. Long runs stay fast and readable: ``out_jobs.csv`` is
-read once for all plots; the Gantt chart is one collection of rectangles and draws a chosen
-time window or job range (at most :data:`GANTT_MAX_JOBS` jobs otherwise); utilization and
-queue series longer than twice :data:`PLOT_BINS` points are drawn as the time-weighted mean
-per bin with a min-max band.
+can be plotted or checked elsewhere; :func:`draw_plot` draws one plot onto a caller's axes.
+Long runs stay fast and readable: ``out_jobs.csv`` is read once for all plots; the Gantt
+chart is one collection of rectangles and draws a chosen time window or job range (at most
+:data:`GANTT_MAX_JOBS` jobs otherwise); utilization and queue series longer than twice
+:data:`PLOT_BINS` points are drawn as the time-weighted mean per bin with a min-max band.
 """
 from __future__ import annotations
 
@@ -51,6 +57,52 @@ class _Context:
 #: Plots and the file each one needs.
 PLOTS: dict[str, str] = {"rewards": "rewards.log", "losses": "losses.log", "action_preferences": "probs.json",
                          "gantt": "out_jobs.csv", "utilization": "out_jobs.csv", "queue_size": "out_jobs.csv"}
+#: Units of time axes: ``(longest span shown in it (s), seconds per unit, name)``, the first that holds the span.
+TIME_UNITS: tuple[tuple[float, float, str], ...] = ((2 * 3600.0, 1.0, "s"), (3 * 86400.0, 3600.0, "hours"),
+                                                   (float("inf"), 86400.0, "days"))
+
+
+def time_unit(span: float) -> tuple[float, str]:
+    """The unit a time axis spanning ``span`` seconds is drawn in (:data:`TIME_UNITS`).
+
+    Seconds up to 2 hours, hours up to 3 days, days beyond: a 500,000 s run reads 0 to 5.8 days.
+
+    Args:
+        span: Length of the axis, in seconds (negative or NaN counts as 0).
+
+    Returns:
+        ``(seconds per unit, unit name)``, e.g. ``(3600.0, "hours")``.
+    """
+    span = span if span > 0 else 0.0   # NaN fails the test too
+    return next((scale, name) for limit, scale, name in TIME_UNITS if span <= limit)
+
+
+def learning_run(outdir: str | Path) -> bool | None:
+    """Whether the run in ``outdir`` had a learning agent, i.e. one that received rewards.
+
+    Decided by ``episodes.csv``'s ``reward`` column (``hdeeprm-launch`` leaves it empty when the
+    agent gets no reward: a classic policy pair, whose ``rewards.log`` holds 0 per episode; any
+    agent file gets rewards), else by ``run.json``'s ``options.agent_type`` (``"LEARNING"``).
+
+    Args:
+        outdir: An ``hdeeprm-launch`` output folder.
+
+    Returns:
+        True or False; None when neither file tells (e.g. a folder of the original HDeepRM's logs).
+    """
+    outdir = Path(outdir)
+    try:
+        with open(outdir / "episodes.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        if rows and "reward" in rows[0]:
+            return any((row.get("reward") or "").strip() for row in rows)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    try:
+        agent_type = json.loads((outdir / "run.json").read_text(encoding="utf-8"))["options"]["agent_type"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    return agent_type == "LEARNING" if isinstance(agent_type, str) else None
 
 
 def read_log(path: str | Path) -> np.ndarray:
@@ -202,11 +254,19 @@ def _integer_ticks(axis) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
+#: Note on a per-episode plot of a one-episode run.
+ONE_EPISODE_NOTE = "one episode: one point (run more with hdeeprm-launch -nr N for a curve)"
+
+
 def _plot_series(ax, values: np.ndarray, ylabel: str, title: str) -> None:
     x = np.arange(1, values.size + 1)
     # A line through one point is invisible: mark the points of short series.
     ax.plot(x, values, lw=0.8, label="episode", marker="o" if values.size < 3 else None)
     _integer_ticks(ax.xaxis)
+    if values.size == 1:
+        ax.set_xlim(0.5, 1.5)
+        ax.set_xticks([1])
+        ax.text(0.5, 0.95, ONE_EPISODE_NOTE, transform=ax.transAxes, ha="center", va="top", fontsize="small")
     if values.size >= 10:
         k = max(values.size // 20, 2)
         smooth = np.convolve(values, np.ones(k) / k, mode="valid")
@@ -285,14 +345,17 @@ def _gantt(outdir: Path, ax, ctx: _Context | None = None) -> None:
             color.append(i % 20)
     # One collection of rectangles: an artist per bar takes minutes on a long run.
     x, w, y, h = (np.asarray(v, dtype=np.float64) for v in (x, w, y, h))
+    span = ctx.window or ((float(x.min()), float((x + w).max())) if x.size else (0.0, 0.0))
+    scale, unit = time_unit(span[1] - span[0])
+    x, w = x / scale, w / scale
     verts = np.stack([np.stack([x, y], 1), np.stack([x + w, y], 1), np.stack([x + w, y + h], 1),
                       np.stack([x, y + h], 1)], 1) if x.size else np.zeros((0, 4, 2))
     ax.add_collection(PolyCollection(verts, facecolors=cmap(np.asarray(color, dtype=np.int64) % 20),
                                      edgecolors="k", linewidths=0.2 if x.size <= 2000 else 0.0))
     if x.size:
-        ax.set_xlim(*(ctx.window or (float(x.min()), float((x + w).max()))))
+        ax.set_xlim(span[0] / scale, span[1] / scale)
         ax.set_ylim(float(y.min()), float((y + h).max()))
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("core")
     _integer_ticks(ax.yaxis)
     ax.set_title("Gantt chart" + (f" ({note})" if note else ""))
@@ -345,19 +408,23 @@ def _step_plot(ax, series: tuple[np.ndarray, np.ndarray], ylabel: str, title: st
         before = np.flatnonzero(times < window[0])
         keep[before[-1:]] = True   # the value holding at the window's start
         times, values = times[keep], values[keep]
+    span = window or ((float(times[0]), float(times[-1])) if times.size else (0.0, 0.0))
+    scale, unit = time_unit(span[1] - span[0])
     if times.size > 2 * PLOT_BINS:   # a long run: a step line would be a solid block
         edges, mean, low, high = binned(times, values, PLOT_BINS, window)
-        mid = (edges[:-1] + edges[1:]) / 2
+        mid = (edges[:-1] + edges[1:]) / 2 / scale
         ax.fill_between(mid, low, high, step="mid", alpha=0.3, lw=0, label="min-max per bin")
-        ax.plot(mid, mean, lw=0.9, drawstyle="steps-mid", label=f"mean per bin of {edges[1] - edges[0]:.4g} s")
+        width = edges[1] - edges[0]
+        bin_scale, bin_unit = time_unit(width)   # the bin's own unit: 150 s, not 0.04167 hours
+        ax.plot(mid, mean, lw=0.9, drawstyle="steps-mid", label=f"mean per bin of {width / bin_scale:.4g} {bin_unit}")
         ax.legend(fontsize="small")
     else:
         # A step through one point is invisible: mark the points of short series.
-        ax.step(times, values, where="post", marker="o" if times.size < 3 else None)
+        ax.step(times / scale, values, where="post", marker="o" if times.size < 3 else None)
     if window is not None:
-        ax.set_xlim(*window)
+        ax.set_xlim(window[0] / scale, window[1] / scale)
     _integer_ticks(ax.yaxis)
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
 
@@ -377,9 +444,58 @@ _DRAW: dict[str, Callable] = {"rewards": _rewards, "losses": _losses, "action_pr
 
 
 def available_plots(outdir: str | Path) -> list[str]:
-    """The plots whose input file exists (and is not empty) in ``outdir``."""
+    """The plots whose input file exists (and is not empty) in ``outdir``; ``rewards`` only for a learning run.
+
+    A run :func:`learning_run` cannot tell (no ``episodes.csv`` nor ``run.json``) draws its ``rewards.log``.
+    """
     outdir = Path(outdir)
-    return [name for name, f in PLOTS.items() if (outdir / f).is_file() and (outdir / f).stat().st_size > 0]
+    names = [name for name, f in PLOTS.items() if (outdir / f).is_file() and (outdir / f).stat().st_size > 0]
+    if "rewards" in names and learning_run(outdir) is False:
+        names.remove("rewards")
+    return names
+
+
+def _check_plot(outdir: Path, name: str) -> None:
+    """Raise :class:`InputError` when plot ``name`` cannot be drawn from ``outdir``."""
+    from hdeeprm.registry import suggest
+
+    if name not in PLOTS:
+        raise InputError(f"unknown plot '{name}' ({suggest(name, list(PLOTS))})")
+    source = outdir / PLOTS[name]
+    if not source.is_file():
+        raise InputError(f"plot '{name}' needs {PLOTS[name]}, which is missing", path=str(source))
+    if name == "rewards" and learning_run(outdir) is False:
+        raise InputError("plot 'rewards' is for learning runs: this run's agent got no reward (a classic policy "
+                         "pair: episodes.csv's reward column is empty, rewards.log holds 0 per episode)",
+                         path=str(outdir))
+
+
+def _check_choices(window: tuple[float, float] | None, job_range: tuple[int, int] | None) -> None:
+    """Raise :class:`InputError` on a window whose start is not before its end, or an empty job range."""
+    if window is not None and not window[0] < window[1]:
+        raise InputError(f"the time window must have start < end, got {window[0]:g} {window[1]:g}")
+    if job_range is not None and not 1 <= job_range[0] <= job_range[1]:
+        raise InputError(f"the job range must have 1 <= first <= last, got {job_range[0]} {job_range[1]}")
+
+
+def draw_plot(outdir: str | Path, name: str, ax, window: tuple[float, float] | None = None,
+              job_range: tuple[int, int] | None = None) -> None:
+    """Draw plot ``name`` of an output folder onto a matplotlib ``ax`` (a notebook's figure, a test's check).
+
+    Args:
+        outdir: The ``hdeeprm-launch`` output folder.
+        name: A name of :data:`PLOTS`.
+        ax: A :class:`matplotlib.axes.Axes`.
+        window: As :func:`make_plots`.
+        job_range: As :func:`make_plots`.
+
+    Raises:
+        InputError: as :func:`make_plots`.
+    """
+    outdir = Path(outdir)
+    _check_choices(window, job_range)
+    _check_plot(outdir, name)
+    _DRAW[name](outdir, ax, _Context(outdir, window, job_range))
 
 
 def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str | Path | None = None,
@@ -389,7 +505,8 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
 
     Args:
         outdir: The ``hdeeprm-launch`` output folder.
-        plots: Names from :data:`PLOTS`; None = every plot whose input exists.
+        plots: Names from :data:`PLOTS`; None = :func:`available_plots` (every plot whose input
+            exists, ``rewards`` only for a learning run).
         dest: Folder of the PNG files (default ``outdir``).
         dpi: Resolution.
         window: ``(start, end)`` in seconds: the Gantt chart draws the jobs running then, the
@@ -403,31 +520,23 @@ def make_plots(outdir: str | Path, plots: Sequence[str] | None = None, dest: str
         The files written, in order.
 
     Raises:
-        InputError: an unknown plot name, or a requested plot's input file is missing or malformed.
+        InputError: an unknown plot name, a requested plot's input file is missing or malformed,
+            ``rewards`` asked of a run whose agent got no reward, an empty window or job range.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hdeeprm.registry import suggest
-
     outdir = Path(outdir)
     dest = Path(dest) if dest is not None else outdir
     dest.mkdir(parents=True, exist_ok=True)
     names = available_plots(outdir) if plots is None else list(plots)
-    if window is not None and not window[0] < window[1]:
-        raise InputError(f"the time window must have start < end, got {window[0]:g} {window[1]:g}")
-    if job_range is not None and not 1 <= job_range[0] <= job_range[1]:
-        raise InputError(f"the job range must have 1 <= first <= last, got {job_range[0]} {job_range[1]}")
+    _check_choices(window, job_range)
     ctx = _Context(outdir, window, job_range)
     written = []
     for name in names:
-        if name not in PLOTS:
-            raise InputError(f"unknown plot '{name}' ({suggest(name, list(PLOTS))})")
-        source = outdir / PLOTS[name]
-        if not source.is_file():
-            raise InputError(f"plot '{name}' needs {PLOTS[name]}, which is missing", path=str(source))
+        _check_plot(outdir, name)
         fig, ax = plt.subplots(figsize=(8, 4.5))
         try:
             _DRAW[name](outdir, ax, ctx)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
 
 from hdeeprm.cli.visual import main
 from hdeeprm.errors import InputError
-from hdeeprm.outputs.visual import (PLOT_BINS, binned, busy_cores, gantt_selection, make_plots, queue_size, read_jobs,
-                                    read_log, step_counts)
+from hdeeprm.outputs.visual import (PLOT_BINS, binned, busy_cores, draw_plot, gantt_selection, make_plots, queue_size,
+                                    read_jobs, read_log, step_counts)
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
           "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
@@ -95,3 +96,7 @@ def test_long_series_are_binned_and_the_gantt_takes_a_window(tmp_path):
     assert (tmp_path / "utilization.png").is_file() and (tmp_path / "j" / "gantt.png").is_file()
     with pytest.raises(InputError, match="start < end"):
         make_plots(tmp_path, ["gantt"], window=(5.0, 1.0))
+    ax = Figure().subplots()
+    draw_plot(tmp_path, "utilization", ax)   # 5,001 s in 1,000 bins of 5.001 s
+    assert ax.get_xlabel() == "time (s)"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["min-max per bin", "mean per bin of 5.001 s"]
