@@ -61,7 +61,7 @@ setup(
     license="MIT",
     python_requires=">=3.11",
     packages=find_packages(include=["hdeeprm", "hdeeprm.*"]),
-    package_data={"hdeeprm": ["platform/data/*.json"]},
+    package_data={"hdeeprm": ["platform/data/*.json", "py.typed"]},   # py.typed: PEP 561, typed package
     ext_modules=EXTENSIONS,
     cmdclass={"build_ext": OptionalBuildExt},
     install_requires=[

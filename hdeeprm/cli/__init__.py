@@ -22,6 +22,8 @@ The other modules:
 * :mod:`~hdeeprm.cli.serve`: ``hdeeprm-serve``: serve a registered HDeepRM environment over HTTP and WebSocket
   (OpenEnv, uvicorn).
 * :mod:`~hdeeprm.cli.sweep`: ``hdeeprm-sweep``: a grid of ``hdeeprm-launch`` runs, one summary table.
+* :mod:`~hdeeprm.cli.verbosity`: ``-v``/``-vv``/``--log-level`` of every command, and the ``hdeeprm`` logger's
+  records on stderr while a command runs.
 * :mod:`~hdeeprm.cli.visual`: ``hdeeprm-visual``: plot an ``hdeeprm-launch`` output folder into PNG files.
 * :mod:`~hdeeprm.cli.workload`: ``hdeeprm-workload``: convert SWF traces, show workload statistics, generate
   traces.
@@ -31,13 +33,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import logging
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 
+from hdeeprm.cli.verbosity import DEFAULT_LEVEL, stderr_logging
 from hdeeprm.errors import AgentError, HDeepRMError, InputError
 from hdeeprm.run import stop
 
@@ -52,19 +54,8 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
 
-class _StderrHandler(logging.Handler):
-    """Prints the ``hdeeprm`` logger's records as ``prog: warning: message`` on the current stderr."""
-
-    def __init__(self, prog: str) -> None:
-        super().__init__(logging.WARNING)
-        self.prog = prog
-
-    def emit(self, record: logging.LogRecord) -> None:
-        """Print one record (``sys.stderr`` is looked up now, so redirections are followed)."""
-        print(f"{self.prog}: {record.levelname.lower()}: {record.getMessage()}", file=sys.stderr)
-
-
-def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 2) -> int:
+def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 2,
+            level: int = DEFAULT_LEVEL) -> int:
     """Run a command's ``action`` and map what it raises to a message and an exit code.
 
     Only the command-line front ends call this; the library raises and never exits.
@@ -74,9 +65,12 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         action: The command's work; returns an exit code (None = 0).
         failure_code: Exit code of an :class:`HDeepRMError` that is not bad input
             (e.g. a simulation or protocol failure); bad input always gives 2.
+        level: The :mod:`logging` level the command line chose (:func:`~hdeeprm.cli.verbosity.log_level`:
+            ``-v``, ``--log-level``); default warnings.
 
-    While ``action`` runs, the warnings of the ``hdeeprm`` logger (an interrupted run's
-    saved model, an empty selection, ...) are printed on stderr as ``prog: warning: ...``.
+    While ``action`` runs, the records of the ``hdeeprm`` logger from ``level`` up (by default its
+    warnings: an interrupted run's saved model, an empty selection, ...) are printed on stderr as
+    ``prog: warning: ...`` (:func:`~hdeeprm.cli.verbosity.stderr_logging`).
 
     Returns:
         The exit code: ``action``'s, :data:`EXIT_BAD_INPUT` (2) for bad input (an
@@ -85,12 +79,9 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         ``failure_code`` for other HDeepRM errors, :data:`EXIT_INTERRUPTED` (130) when interrupted
         (:data:`EXIT_TERMINATED`, 143, by SIGTERM).
     """
-    logger = logging.getLogger("hdeeprm")
-    handler, propagate = _StderrHandler(prog), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
     try:
-        return action() or 0
+        with stderr_logging(prog, level):
+            return action() or 0
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -109,9 +100,6 @@ def guarded(prog: str, action: Callable[[], int | None], *, failure_code: int = 
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return _interrupted(prog)
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_outdir: str, *, quiet: str, jobs: str | None = None,

@@ -19,6 +19,7 @@ import argparse
 import sys
 
 from hdeeprm.cli import command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.platform.simgrid_reader import DEFAULT_MASTER_HOST
 from hdeeprm.simulation.batsim.server import DEFAULT_ENDPOINT
 from hdeeprm.simulation.kernel import CLOCKS, DEFAULT_CLOCK
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clock", default=DEFAULT_CLOCK, choices=CLOCKS,
                    help="message times sent exactly (exact, the default) or printed with 6 decimals as "
                         "Batsim 4.2.1 prints them (batsim); reply timestamps and now are honoured with both")
+    add_verbosity_arguments(p, short=False)   # -v is Batsim's --verbosity
     return p
 
 
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hdeeprm-batsim: simulation of {n} jobs done, outputs {args.export}_*.csv",
                   file=sys.stderr)
 
-    return guarded("hdeeprm-batsim", serve, failure_code=1)
+    return guarded("hdeeprm-batsim", serve, failure_code=1, level=log_level(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

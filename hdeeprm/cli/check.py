@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hdeeprm.cli import add_library_arguments, command, guarded
 from hdeeprm.cli.launch import OPTIONS_HELP
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 
 PROG = "hdeeprm-check"
 
@@ -82,11 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("options", help="options file of hdeeprm-launch, or a run's output folder")
     parser.add_argument("-cw", "--custom-workload", help="Batsim JSON workload instead of the options' trace")
     add_library_arguments(parser)
+    add_verbosity_arguments(parser)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    return guarded(PROG, lambda: _check(args), failure_code=2)
+    return guarded(PROG, lambda: _check(args), failure_code=2, level=log_level(args))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import argparse
 import sys
 
 from hdeeprm.cli import add_run_arguments, command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 
 DEFAULT_OUTDIR = "hdeeprm-evaluation"
 #: Evaluation protocols: HDeepRM's own (the default) and RLScheduler's.
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "0 = all; their table uses 10000 for SDSC-SP2)")
     p.add_argument("--window-starts", metavar="I,J,...",
                    help="rlscheduler protocol: explicit window starts (0-based kept-job indices) instead of the draw")
+    add_verbosity_arguments(p)
     return p
 
 
@@ -148,7 +150,7 @@ def _options(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input)."""
     args = parse_args(argv)
-    return guarded("hdeeprm-evaluate", lambda: _run(args))
+    return guarded("hdeeprm-evaluate", lambda: _run(args), level=log_level(args))
 
 
 def _run_rlscheduler(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.cli import command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS
 from hdeeprm.arguments import count, real
 from hdeeprm.files import check_output_folder
@@ -184,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="total GPU request brought in, over the GPU capacity (default: 1.3)")
     atc.add_argument("--output", help="folder for the allocation, fragmentation and fragmentation ratio curves: "
                      "CSV per seed and mean +- sd, and PNG plots")
+    add_verbosity_arguments(parser)
     return parser
 
 
@@ -229,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for path in write_outputs(runs, Path(args.output)):
                 print(f"wrote {path}")
 
-    return guarded(PROG, run)
+    return guarded(PROG, run, level=log_level(args))
 
 
 if __name__ == "__main__":

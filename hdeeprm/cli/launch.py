@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from hdeeprm.cli import add_library_arguments, add_run_arguments, command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 
 DEFAULT_OUTDIR = "hdeeprm-run"
 #: Where the help sends users for the options file.
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="embedded engine (default) or a real Batsim binary through PyBatsim")
     p.add_argument("--batsim", default="batsim", metavar="PATH",
                    help="path of the batsim binary (with --simulator batsim)")
+    add_verbosity_arguments(p)
     return p
 
 
@@ -103,7 +105,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 3 agent failure, 130 interrupted)."""
     args = parse_args(argv)
-    return guarded("hdeeprm-launch", lambda: _run(args))
+    return guarded("hdeeprm-launch", lambda: _run(args), level=log_level(args))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from hdeeprm.cli import command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.errors import PlatformError
 from hdeeprm.platform import load_platform, write_simgrid_platform
 from hdeeprm.platform.simgrid_export import NETWORK_MODES
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     xml.add_argument("-o", "--output", required=True, help="output SimGrid XML file")
     xml.add_argument("--network", choices=NETWORK_MODES, default="ideal",
                      help="'ideal' (0 latency, 1000 TBps; default) or 'library' (link types' bandwidth)")
+    add_verbosity_arguments(parser)
     return parser
 
 
@@ -106,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = write_simgrid_platform(hierarchy, args.output, network=args.network)
         print(f"wrote {out}: {hierarchy.nb_cores} hosts + master_host")
 
-    return guarded(PROG, run)
+    return guarded(PROG, run, level=log_level(args))
 
 
 if __name__ == "__main__":

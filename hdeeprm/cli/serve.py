@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from hdeeprm.cli import command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.errors import OptionsError
 from hdeeprm.jsontext import decode_json
 
@@ -77,8 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"sessions held at once, HTTP and WebSocket together [{DEFAULT_MAX_SESSIONS}]")
     p.add_argument("--session-timeout", type=float, default=DEFAULT_SESSION_TIMEOUT,
                    help=f"seconds of inactivity after which a session is freed [{DEFAULT_SESSION_TIMEOUT:g}]")
-    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
-                   help="uvicorn's log level [warning]")
+    add_verbosity_arguments(p)   # HDeepRM's and uvicorn's log level
     return p
 
 
@@ -101,10 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         tasks = f"; tasks: {', '.join(hub.tasks)}" if hub.tasks else ""
         print(f"{PROG}: serving {hub.env_id} on http://{args.host}:{args.port} (WebSocket /ws, HTTP /reset "
               f"/step /state, /schema /metadata /health){tasks}", file=sys.stderr, flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=logging.getLevelName(log_level(args)).lower())
         return 0
 
-    return guarded(PROG, run)
+    return guarded(PROG, run, level=log_level(args))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import argparse
 import sys
 
 from hdeeprm.cli import add_run_arguments, command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 
 DEFAULT_OUTDIR = "hdeeprm-sweep"
 
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"where the runs go (default {DEFAULT_BACKEND}; ray needs pip install 'ray[default]')")
     p.add_argument("--address", help="with --backend ray: a running Ray cluster (e.g. auto, or ray://host:10001)")
     p.add_argument("--rerun", action="store_true", help="run again the cells already finished in OUTDIR")
+    add_verbosity_arguments(p)
     return p
 
 
@@ -62,7 +64,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = parse_args(argv)
-    return guarded("hdeeprm-sweep", lambda: _run(args))
+    return guarded("hdeeprm-sweep", lambda: _run(args), level=log_level(args))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hdeeprm.cli import command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.errors import InputError
 
 PROG = "hdeeprm-visual"
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", nargs=2, type=int, metavar=("FIRST", "LAST"),
                    help="the Gantt chart draws these jobs in submission order (1-based, inclusive); without "
                         f"--window or --jobs it draws at most the first {GANTT_MAX_JOBS} jobs to start")
+    add_verbosity_arguments(p)
     return p
 
 
@@ -46,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
     args = build_parser().parse_args(argv)
-    return guarded(PROG, lambda: _plot(args))
+    return guarded(PROG, lambda: _plot(args), level=log_level(args))
 
 
 def _plot(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ import sys
 from collections.abc import Sequence
 
 from hdeeprm.cli import command, guarded
+from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.errors import OptionsError
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
@@ -142,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     gstats = sub.add_parser("gpu-stats", help="statistics of timed GPU workloads, side by side")
     gstats.add_argument("workloads", nargs="+", help="Philly per-job table (.csv[.gz]) or openb pod lists")
     gstats.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_verbosity_arguments(parser)
     return parser
 
 
@@ -277,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     handlers = {"convert": _convert, "stats": _stats, "generate": _generate, "gpu-stats": _gpu_stats}
-    return guarded(PROG, lambda: handlers[args.command](args))
+    return guarded(PROG, lambda: handlers[args.command](args), level=log_level(args))
 
 
 if __name__ == "__main__":

@@ -137,6 +137,8 @@ def launch(options: Options | str | Path, *, agent_path: str | None = None, cust
         """Say in ``run.json`` how many episodes are done (at checkpoints), while the run goes on."""
         write_run_info(outdir, options, workload, {"episodes_completed": len(result.metrics)}, status=RUNNING)
 
+    log.debug("inputs: options %s, platform %s, workload %s", options.source, options.platform_file_path,
+              custom_workload or options.workload_file_path)
     log.info("run: %d jobs on %d cores, agent %s, %d episode(s), outputs in %s", len(workload.jobs),
              hierarchy.nb_cores, agent_cls.__name__, nb_runs, outdir)
     result = RunResult(outdir=outdir)
@@ -325,7 +327,8 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
                 with naming(outdir):
                     metrics = episode.write_outputs(outdir) if last else episode.metrics()
                 if last:
-                    warn_split_risks(episode.engine.split_risks)   # the instants Batsim may split
+                    # the instants Batsim may split: a warning when the run reproduces Batsim's clock
+                    warn_split_risks(episode.engine.split_risks, facing_batsim=options.clock == "batsim")
                 metrics = {"episode": run, **metrics, "reward": total if reward is not None else "",
                            "loss": loss if loss is not None else ""}
                 result.metrics.append(metrics)

@@ -151,17 +151,23 @@ _REJECTED = JobState.REJECTED
 log = logging.getLogger(__name__)
 
 
-def warn_split_risks(instants: Sequence[float]) -> None:
-    """Warn, in one line on the ``hdeeprm`` logger, of same-time submissions real Batsim may deliver in two messages.
+def warn_split_risks(instants: Sequence[float], *, facing_batsim: bool = True) -> None:
+    """Say, in one line on the ``hdeeprm`` logger, which same-time submissions real Batsim may deliver in two messages.
+
+    A warning for a run that faces Batsim (``hdeeprm-batsim``, or ``"clock": "batsim"``, the run that reproduces
+    Batsim's); for an embedded run on the exact clock, which nothing compares with Batsim, an info line
+    (shown with ``-v``).
 
     Args:
         instants: :attr:`EventKernel.split_risks` of a finished run (seconds); nothing is said when empty.
+        facing_batsim: Whether the run faces Batsim (a warning) or not (an info line).
     """
     if instants:
         shown = ", ".join(f"{t:f}" for t in instants[:5]) + (", ..." if len(instants) > 5 else "")
-        log.warning("%d instant(s) with 2+ jobs submitted together that real Batsim may deliver in two messages "
-                    "(its clock can land 1 ulp below the submission time; docs/engine.rst, \"Split submissions\"): "
-                    "t = %s s", len(instants), shown)
+        log.log(logging.WARNING if facing_batsim else logging.INFO,
+                "%d instant(s) with 2+ jobs submitted together that real Batsim may deliver in two messages "
+                "(its clock can land 1 ulp below the submission time; docs/engine.rst, \"Split submissions\"): "
+                "t = %s s", len(instants), shown)
 
 
 _STATE_DETAIL = {JobState.NOT_SUBMITTED: "it is not submitted yet",
