@@ -312,12 +312,17 @@ def naming(path: str | os.PathLike) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, *, binary: bool = False) -> Iterator[IO]:
+def atomic_write(path: str | os.PathLike, *, binary: bool = False, newline: str | None = None) -> Iterator[IO]:
     """Open ``path`` for writing so that it is replaced only once the ``with`` block succeeds.
+
+    Every file that must never be seen empty or cut short goes through here (``run.json``, the
+    evaluation's and the sweep's CSV and Parquet summaries, checkpoints, converted workloads): when the
+    block fails (a full disk: ``OSError(ENOSPC)``), the previous file stays as it was, or there is none.
 
     Args:
         path: Destination file (its folder must exist).
         binary: Yield a binary file instead of a UTF-8 text file.
+        newline: As :func:`open`'s, for a text file (``""`` for the :mod:`csv` module).
 
     Yields:
         The temporary file to write into.
@@ -332,7 +337,8 @@ def atomic_write(path: str | os.PathLike, *, binary: bool = False) -> Iterator[I
     except OSError as exc:   # name the file asked for, not the temporary one
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     try:
-        with naming(path), os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+        text = {} if binary else {"encoding": "utf-8", "newline": newline}
+        with naming(path), os.fdopen(fd, "wb" if binary else "w", **text) as f:
             yield f
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)

@@ -1,10 +1,18 @@
-"""Strict JSON decoding for the JSON inputs (options, platforms, type libraries, Batsim workloads).
+"""Strict JSON decoding for the JSON inputs (options, platforms, type libraries, Batsim workloads), and strict encoding.
 
 Python's :mod:`json` keeps the last of two equal keys silently and reads ``NaN``,
 ``Infinity`` and ``1e400`` as non-finite floats; RFC 8259 (https://www.rfc-editor.org/rfc/rfc8259)
 says object names "SHOULD be unique" and has no non-finite numbers. :func:`decode_json`
 refuses all of these with a one-line error naming the file and line. The text itself comes
 through :func:`hdeeprm.reading.read_text` (UTF-8, byte-order mark skipped, bad bytes located).
+
+The other way, Python's :mod:`json` *writes* ``NaN``, ``Infinity`` and ``-Infinity``, which are not
+JSON: JavaScript's ``JSON.parse`` and most other parsers refuse them, ``jq`` turns them into
+1.797e308. Every JSON file HDeepRM writes (``out_metrics.json``, ``overutilizations.json``,
+``run.json``, ``probs.json``, the sweep's cell records) goes through :func:`encode_json`: a
+non-finite float is written ``null`` and, in an object at the top, named under the key
+:data:`UNDEFINED` with the reason it has no value; the text is then made with ``allow_nan=False``,
+so nothing non-finite can slip through.
 """
 from __future__ import annotations
 
@@ -36,6 +44,54 @@ def _second_key_line(text: str, start: int, end: int, key: str) -> int:
                 return text.count("\n", 0, previous.start()) + 1
         previous = match if token.startswith('"') else None
     return text.count("\n", 0, start) + 1
+
+
+#: The key of a top-level object under which :func:`encode_json` says why a value was written ``null``.
+UNDEFINED = "undefined"
+
+
+def _finite(value: Any, path: str, replaced: dict[str, float]) -> Any:
+    """``value`` with every non-finite float (Python's or NumPy's) replaced by None, noted in ``replaced``."""
+    if isinstance(value, float):   # np.float64 is a float too
+        if math.isfinite(value):
+            return value
+        replaced[path] = value
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item, f"{path}.{key}" if path else str(key), replaced) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item, f"{path}[{k}]", replaced) for k, item in enumerate(value)]
+    if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:   # a NumPy scalar
+        return _finite(value.item(), path, replaced)
+    return value
+
+
+def encode_json(value: Any, *, reasons: dict[str, str] | None = None, indent: int | None = 2) -> str:
+    """JSON text that every parser reads: non-finite floats written ``null``, with the reason.
+
+    Args:
+        value: What to write (dicts, lists, strings, numbers, booleans, None; NumPy scalars too).
+        reasons: Why a value may be non-finite, by its path (a top-level key such as ``"mean_slowdown"``,
+            ``"a.b"`` for a nested key, ``"a[2]"`` for a list item). A path without a reason gets
+            ``"not a finite number (inf)"`` (or ``-inf``, ``nan``).
+        indent: Indentation of the text (None: one line, as ``json.dumps`` writes it).
+
+    Returns:
+        The text, without a final line break. When a value was replaced and ``value`` is a dict,
+        the text gains the key :data:`UNDEFINED`: ``{path: reason}`` for each value written ``null``.
+
+    Raises:
+        ValueError: ``value`` holds something JSON has no form for once the floats are mapped (never
+            a non-finite number: those are mapped first).
+        TypeError: ``value`` holds an object :mod:`json` cannot write.
+    """
+    replaced: dict[str, float] = {}
+    clean = _finite(value, "", replaced)
+    if replaced and isinstance(clean, dict):
+        reasons = reasons or {}
+        clean[UNDEFINED] = {path: reasons.get(path, f"not a finite number ({number})")
+                            for path, number in replaced.items()}
+    return json.dumps(clean, allow_nan=False, indent=indent)
 
 
 class _Repeated(Exception):

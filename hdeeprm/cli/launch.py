@@ -12,7 +12,9 @@ Exit codes: 0 done, 2 bad input, 3 the agent failed (see :mod:`hdeeprm.cli`), 13
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 
 from hdeeprm.cli import add_library_arguments, add_run_arguments, command, guarded
 from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
@@ -118,31 +120,53 @@ def _run(args: argparse.Namespace) -> int:
                     gpu_libraries=args.gpu_library)
     if not args.quiet:
         print(f"outputs in {result.outdir}")
-        print(format_summary(result.metrics[-1]))
+        print(format_summary(result.metrics[-1], undefined_in(result.outdir)))
     return 0
 
 
-def format_summary(metrics: dict) -> str:
+def undefined_in(outdir) -> dict[str, str]:
+    """Why ``OUTDIR/out_metrics.json`` has no value for some figures (its ``"undefined"`` key; {} when none)."""
+    import json
+
+    try:
+        return json.loads((Path(outdir) / "out_metrics.json").read_text(encoding="utf-8")).get("undefined") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def format_summary(metrics: dict, undefined: dict[str, str] | None = None) -> str:
     """The summary printed after a run: one ``key  value unit`` line per metric of :data:`SUMMARY`.
 
-    A GPU run's metrics also get the lines of :data:`GPU_SUMMARY`.
+    A GPU run's metrics also get the lines of :data:`GPU_SUMMARY`; a run of CPU and GPU jobs the figures of
+    each kind of job (:func:`hdeeprm.outputs.metrics.summarize_kinds`). A figure without a value (a slowdown
+    when a job ran 0 s) reads ``undefined: REASON`` on its line.
 
     Args:
         metrics: An episode's metrics (:func:`hdeeprm.outputs.metrics.summarize`).
+        undefined: Why figures have no value, by key (:func:`undefined_in`); default: the reasons of
+            :func:`hdeeprm.outputs.metrics.undefined_reasons`.
 
     Returns:
         The lines, indented by two blanks, no trailing line break.
     """
-    from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU
+    from hdeeprm.outputs.metrics import BOUNDED_SLOWDOWN_TAU, JOB_KINDS, KIND_METRICS, undefined_reasons
 
+    units = dict(SUMMARY)
+    kinds = [(f"{kind}_{key}", units[key]) for kind, _ in JOB_KINDS for key in KIND_METRICS]
+    items = [*SUMMARY, *(item for item in (*GPU_SUMMARY, *kinds) if item[0] in metrics)]
+    width = max(24, *(len(key) + 1 for key, _ in items))
+    undefined = {**undefined_reasons(metrics), **(undefined or {})}
     lines = []
     gpu_run = "nb_gpus" in metrics
-    for key, unit in (*SUMMARY, *(item for item in GPU_SUMMARY if item[0] in metrics)):
+    for key, unit in items:
         if key == "utilization" and gpu_run:
             unit = GPU_UTILIZATION
         value = metrics[key]
+        if key in undefined and isinstance(value, float) and not math.isfinite(value):
+            lines.append(f"  {key:{width}s} undefined: {undefined[key]}")
+            continue
         text = f"{value:.6g}" if isinstance(value, float) else f"{value}"
-        lines.append(f"  {key:24s} {text} {unit.format(tau=BOUNDED_SLOWDOWN_TAU)}".rstrip())
+        lines.append(f"  {key:{width}s} {text} {unit.format(tau=BOUNDED_SLOWDOWN_TAU)}".rstrip())
     return "\n".join(lines)
 
 

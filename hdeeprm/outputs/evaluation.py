@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.files import atomic_write
+
 #: Metrics an evaluation reports, as (key of the metrics summary, column title, unit).
 #: Bounded slowdown uses τ = 10 s (:data:`hdeeprm.outputs.metrics.BOUNDED_SLOWDOWN_TAU`).
 EVALUATION_METRICS: tuple[tuple[str, str, str], ...] = (
@@ -116,13 +118,19 @@ def format_table(summary: Sequence[Mapping]) -> str:
 
 
 def write_csv(path: str | Path, rows: Sequence[Mapping]) -> Path:
-    """Write dicts with the same keys as a CSV file (header = the first row's keys).
+    """Write dicts with the same keys as a CSV file (header = the first row's keys), atomically.
+
+    The rows go to a temporary file beside ``path``, renamed over it at the end
+    (:func:`hdeeprm.files.atomic_write`): a full disk leaves the previous file whole, or none.
 
     Returns:
         The file written.
+
+    Raises:
+        OSError: The file cannot be written (``No space left on device: PATH``).
     """
     path = Path(path)
-    with open(path, "w", newline="") as f:
+    with atomic_write(path, newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

@@ -21,14 +21,14 @@ each), ``out_schedule.csv`` (Batsim's totals with the GPUs as the machines, see
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from hdeeprm.outputs.batsim_csv import (GPU_JOB_COLUMNS, GPU_JOBS_HEADER, RAN_STATES, batsim_totals, format_job_row,
                                         gpu_job_cells, interval_set, schedule_cells)
-from hdeeprm.outputs.metrics import summarize_arrays
+from hdeeprm.jsontext import encode_json
+from hdeeprm.outputs.metrics import summarize_arrays, undefined_reasons, zero_runtime_jobs
 from hdeeprm.simulation.results import SimulationResult
 from hdeeprm.workload.model import JobState
 
@@ -205,7 +205,9 @@ def write_gpu_outputs(outdir: str | Path, result: SimulationResult, *, plots: bo
     config = result.gpu.config
     extra = {"gpu_stand_ins": result.gpu.stand_ins, "rejections": reasons,
              "gpu_config": {k: getattr(config, k) for k in config.__dataclass_fields__}}
-    (outdir / "out_metrics.json").write_text(json.dumps({**summary, **extra}, indent=2) + "\n")
+    zero_runtime = zero_runtime_jobs(result.state, result.start_time, result.finish_time)
+    (outdir / "out_metrics.json").write_text(encode_json({**summary, **extra},
+                                                         reasons=undefined_reasons(summary, zero_runtime)) + "\n")
     if plots:
         plot_gpu_run(outdir, result)
     return summary

@@ -17,6 +17,11 @@ with w its waiting time, r its execution time and n its cores:
   end**: Batsim's ``consumed_joules`` (``docs/engine.rst``, "Energy accounting"). The
   energy of the idle platform before the first submission is not counted.
 
+A summary's ``mean_slowdown`` and ``max_slowdown`` are +inf when a job ran 0 s: the JSON outputs write them
+``null`` and say why under ``"undefined"`` (:func:`undefined_reasons`, :func:`hdeeprm.jsontext.encode_json`);
+the CSVs keep ``inf``. A run that mixes CPU and GPU jobs also gets the summary of each kind
+(:func:`summarize_kinds`, ``cpu_jobs_*`` and ``gpu_jobs_*``).
+
 Rejected jobs are counted but enter no time metric. These functions are the
 only definitions: ``out_jobs.csv``, ``out_schedule.csv`` and
 ``out_metrics.json`` are all computed with them, so one run cannot give two
@@ -25,7 +30,7 @@ answers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -143,3 +148,66 @@ def summarize_arrays(submit: np.ndarray, amount: np.ndarray, states: Sequence[Jo
     out["makespan"] = makespan
     out["energy"] = float(energy)
     return out
+
+
+#: The metrics of :func:`summarize` that :func:`summarize_kinds` gives for each kind of job.
+KIND_METRICS = ("nb_jobs", "mean_waiting_time", "mean_turnaround_time", "mean_bounded_slowdown")
+#: The kinds of job of a mixed run: the key prefix of their metrics, and whether the kind asks for GPUs.
+JOB_KINDS = (("cpu_jobs", False), ("gpu_jobs", True))
+
+
+def summarize_kinds(jobs: Sequence[Job], states: Sequence[JobState], start: np.ndarray,
+                    finish: np.ndarray) -> dict[str, float | int]:
+    """:data:`KIND_METRICS` of the CPU jobs and of the GPU jobs (those asking for a GPU, ``num_gpu`` > 0).
+
+    Each kind's figures are :func:`summarize_arrays`'s over that kind's jobs alone (0.0 for a kind without
+    jobs that ran), so they are defined as the all-jobs figures are.
+
+    Args:
+        jobs, states, start, finish: As :func:`summarize`.
+
+    Returns:
+        ``cpu_jobs_nb_jobs``, ``cpu_jobs_mean_waiting_time`` (s), ``cpu_jobs_mean_turnaround_time`` (s),
+        ``cpu_jobs_mean_bounded_slowdown``, then the same four ``gpu_jobs_*``.
+    """
+    n = len(jobs)
+    submit = np.fromiter((j.subtime for j in jobs), dtype=np.float64, count=n)
+    gpu = np.fromiter((j.num_gpu > 0 for j in jobs), dtype=bool, count=n)
+    out: dict[str, float | int] = {}
+    for kind, asks_gpu in JOB_KINDS:
+        pick = np.flatnonzero(gpu == asks_gpu)
+        kind_states = [states[i] for i in pick]
+        summary = summarize_arrays(submit[pick], np.zeros(len(pick)), kind_states, start[pick], finish[pick], 0, 0.0)
+        out.update({f"{kind}_{key}": summary[key] for key in KIND_METRICS})
+    return out
+
+
+def zero_runtime_jobs(states: Sequence[JobState], start: np.ndarray, finish: np.ndarray) -> int:
+    """The jobs that ran (:data:`RAN_STATES`) for 0 s: those whose slowdown is +inf.
+
+    Args:
+        states, start, finish: As :func:`summarize`.
+    """
+    ran = np.fromiter((s in RAN_STATES for s in states), dtype=bool, count=len(states))
+    return int(np.count_nonzero(finish[ran] - start[ran] <= 0))
+
+
+def undefined_reasons(metrics: Mapping[str, object], zero_runtime: int | None = None) -> dict[str, str]:
+    """Why each non-finite figure of a metrics summary has no value (what the JSON outputs and the summary say).
+
+    Args:
+        metrics: A summary (:func:`summarize`, or a run's with more keys).
+        zero_runtime: The jobs that ran 0 s (:func:`zero_runtime_jobs`), when known.
+
+    Returns:
+        ``{key: reason}`` for each slowdown of ``metrics`` that is not finite, e.g. ``"mean_slowdown":
+        "1 job ran 0 s, so its slowdown (turnaround / run time) divides by 0; mean_bounded_slowdown (tau = 10 s) is
+        defined"``; empty when every figure is finite.
+    """
+    who = ("a job" if not zero_runtime else "1 job" if zero_runtime == 1 else f"{zero_runtime} jobs") + " ran 0 s"
+    its = "its" if zero_runtime == 1 or not zero_runtime else "their"
+    return {key: f"{who}, so {its} slowdown (turnaround / run time) divides by 0; mean_bounded_slowdown "
+                 f"(tau = {BOUNDED_SLOWDOWN_TAU:g} s) is defined"
+            for key, value in metrics.items()
+            if key.endswith("slowdown") and "bounded" not in key and isinstance(value, float)
+            and not math.isfinite(value)}

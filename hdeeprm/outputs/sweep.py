@@ -12,6 +12,9 @@ swept option values, status, error, wall time, then the metrics summary of
   in grid order, labelled with the cell's swept values and coloured by the value of the
   first (slowest-varying) grid key, so the cells that share it form one block; a failed
   cell has no bar and says so. Readable up to about 50 cells (the figure grows with the grid).
+
+Both are written atomically (:func:`hdeeprm.files.atomic_write`), as ``summary.csv`` is: a full disk leaves
+the previous file whole, or none.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hdeeprm.files import atomic_write
 from hdeeprm.outputs.evaluation import METRIC_LABELS
 
 #: The message when pyarrow is missing (the sweep goes on and writes the CSV and the plot).
@@ -76,12 +80,14 @@ def write_parquet(path: str | Path, rows: Sequence[Mapping[str, Any]], types: Ma
 
     Raises:
         ImportError: pyarrow is not installed (nothing is written).
+        OSError: The file cannot be written (naming it; the previous one stays whole).
     """
     import pyarrow.parquet as pq
 
     table = summary_table(rows, types)
     path = Path(path)
-    pq.write_table(table, path)
+    with atomic_write(path, binary=True) as f:
+        pq.write_table(table, f)
     return path
 
 
@@ -154,7 +160,8 @@ def plot_summary(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], path: s
         top = 0.55 if len(order) > 1 else 0.2 if title else 0.0   # inches kept for the legend or the title
         fig.tight_layout(rect=(0, 0, 1, 1 - top / height))
         path = Path(path)
-        fig.savefig(path, dpi=dpi)
+        with atomic_write(path, binary=True) as f:
+            fig.savefig(f, dpi=dpi, format="png")
     finally:
         plt.close(fig)
     return path

@@ -23,6 +23,7 @@ from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.view import StateView
 from hdeeprm.platform.hierarchy import ResourceHierarchy
+from hdeeprm.outputs.metrics import zero_runtime_jobs
 from hdeeprm.run.episode import decision_metrics, write_decision_outputs
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.workload.model import JobState, Workload
@@ -86,7 +87,8 @@ def run_on_batsim(hierarchy: ResourceHierarchy, workload: Workload, options: Opt
         finish[i] = t
     energy = _consumed_joules(run.outdir)
     metrics = decision_metrics(managers[0], workload, states, start, finish, energy)
-    write_decision_outputs(outdir, metrics, managers[0], float(np.nanmax(finish)) if n else 0.0)
+    write_decision_outputs(outdir, metrics, managers[0], float(np.nanmax(finish)) if n else 0.0,
+                           zero_runtime=zero_runtime_jobs(states, start, finish))
     return metrics
 
 

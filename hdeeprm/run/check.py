@@ -368,10 +368,9 @@ def check_inputs(options, custom_workload: str | None = None, libraries: Sequenc
         OptionsError: Invalid options, or ``-cw`` / ``--gpu-library`` where they do not apply.
         PlatformError, WorkloadError: Invalid input files.
     """
-    import json
-
     from hdeeprm.config.build import build_gpu_side, build_platform, build_workload
     from hdeeprm.errors import OptionsError
+    from hdeeprm.jsontext import encode_json
     from hdeeprm.workload.convert import format_report
 
     if options.gpu is not None:   # a timed GPU run: its own inputs and checks
@@ -381,7 +380,7 @@ def check_inputs(options, custom_workload: str | None = None, libraries: Sequenc
             raise OptionsError("a GPU run (options with a 'gpu' block) takes its workload from the options: drop -cw",
                                path=options.source)
         cluster, jobs, config = load_gpu_inputs(options, libraries, gpu_libraries)
-        return run_gpu_checks(cluster, jobs, config), (json.dumps(jobs.report) if jobs.report else "")
+        return run_gpu_checks(cluster, jobs, config), (encode_json(jobs.report, indent=None) if jobs.report else "")
     if gpu_libraries:
         raise OptionsError("--gpu-library applies to GPU runs (options with a 'gpu' block)", path=options.source)
     hierarchy = build_platform(options, libraries)

@@ -12,7 +12,6 @@ The engine's semantics are Batsim 4.2.1's (see :mod:`hdeeprm.simulation.engine`)
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +25,8 @@ from hdeeprm.decision.gpu_binding import (DEFAULT_BINDING_PLACEMENT, DEFAULT_GPU
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.strategies import StartStrategy, make_start_strategy
 from hdeeprm.decision.view import StateView
-from hdeeprm.outputs.metrics import summarize
+from hdeeprm.jsontext import encode_json
+from hdeeprm.outputs.metrics import summarize, summarize_kinds, undefined_reasons, zero_runtime_jobs
 from hdeeprm.run.loop import Observer, RewardFn, decide
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.errors import OptionsError
@@ -223,7 +223,8 @@ class Episode:
         gpu_energy = result.gpu.energy   # from the first submission to the last job end, as the cores'
         metrics = decision_metrics(self.manager, self.workload, result.state, result.start_time, result.finish_time,
                                    energy + gpu_energy)
-        return {**metrics, "cpu_energy": energy, "gpu_energy": gpu_energy}
+        return {**metrics, "cpu_energy": energy, "gpu_energy": gpu_energy,   # then each kind of job's figures
+                **summarize_kinds(self.workload.jobs, result.state, result.start_time, result.finish_time)}
 
     def write_outputs(self, outdir: str | Path, prefix: str = "out") -> dict[str, float | int]:
         """Write the Batsim-format CSVs, the metrics summary and ``overutilizations.json``.
@@ -252,7 +253,8 @@ class Episode:
 
             write_gpu_timeline_csv(outdir / f"{prefix}_gpu_timeline.csv", result)
         metrics = self._metrics(result)
-        write_decision_outputs(outdir, metrics, self.manager, self.engine.now, prefix=prefix)
+        write_decision_outputs(outdir, metrics, self.manager, self.engine.now, prefix=prefix,
+                               zero_runtime=zero_runtime_jobs(result.state, result.start_time, result.finish_time))
         return metrics
 
 
@@ -277,7 +279,7 @@ def decision_metrics(manager: WorkloadManager, workload: Workload, state, start,
 
 
 def write_decision_outputs(outdir: Path, metrics: dict, manager: WorkloadManager, end: float,
-                           prefix: str = "out") -> None:
+                           prefix: str = "out", zero_runtime: int | None = None) -> None:
     """Write HDeepRM's own outputs beside Batsim's: ``{prefix}_metrics.json`` and ``overutilizations.json``.
 
     Args:
@@ -285,10 +287,13 @@ def write_decision_outputs(outdir: Path, metrics: dict, manager: WorkloadManager
         metrics: The summary of :func:`decision_metrics`.
         manager: The decision system (its memory-bandwidth over-subscription record).
         end: Simulated time the record is closed at (s).
+        zero_runtime: The jobs that ran 0 s (their slowdown is written ``null``, and why:
+            :func:`~hdeeprm.outputs.metrics.undefined_reasons`), when known.
     """
-    (outdir / f"{prefix}_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    text = encode_json(metrics, reasons=undefined_reasons(metrics, zero_runtime))
+    (outdir / f"{prefix}_metrics.json").write_text(text + "\n")
     over = manager.resources.overutilization_report(end)
-    (outdir / "overutilizations.json").write_text(json.dumps(over, indent=2) + "\n")
+    (outdir / "overutilizations.json").write_text(encode_json(over) + "\n")
 
 
 def run_episode(hierarchy: ResourceHierarchy, workload: Workload, options: Options, agent: Agent, *,

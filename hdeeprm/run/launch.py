@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
 import logging
 import math
 import numbers
@@ -24,6 +23,7 @@ from hdeeprm.config.options import Options, load_options
 from hdeeprm.decision.actions import action_name
 from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
+from hdeeprm.jsontext import encode_json
 from hdeeprm.files import (FolderLock, atomic_write, check_output_folder, naming,
                                    open_for_writing)
 from hdeeprm.run.episode import run_episode
@@ -369,6 +369,7 @@ def _launch(options: Options, hierarchy, workload: Workload, agent_cls, result: 
             bar.close()
         if mean_probs:
             with atomic_write(outdir / "probs.json") as f:
-                f.write(json.dumps({"actions": names, "mean_per_episode": mean_probs, "probs": last_probs}) + "\n")
+                f.write(encode_json({"actions": names, "mean_per_episode": mean_probs, "probs": last_probs},
+                                    indent=None) + "\n")
     if outmodel:
         agent.save_checkpoint(outmodel)

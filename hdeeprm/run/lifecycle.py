@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm import __version__
+from hdeeprm.compiled import compiled_paths
 from hdeeprm.config.options import Options
-from hdeeprm.decision.contention import bookkeeping_path
 from hdeeprm.files import (FolderLock, atomic_write, check_output_folder, folder_owner, lock_folder, naming,
                            remove_folder_orphans)
-from hdeeprm.outputs.stream import output_rows_path
+from hdeeprm.jsontext import encode_json
 from hdeeprm.outputs.visual import PLOTS
 from hdeeprm.workload.model import Workload
 
@@ -75,7 +75,7 @@ def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> Folder
     lock = lock_folder(outdir)
     try:
         dead = previous_run(outdir)
-        if dead is not None and dead["state"] == DIED:
+        if dead is not None and dead["state"] in (DIED, DAMAGED):
             log.warning("%s: %s; its outputs are replaced", outdir, dead["text"])
         remove_folder_orphans(outdir)
         kept = {Path(p).resolve() for p in keep if p}
@@ -91,8 +91,9 @@ def claim_outdir(outdir: Path, keep: Iterable[str | Path | None] = ()) -> Folder
     return lock
 
 
-#: States of a run folder's run, as :func:`previous_run` tells them.
-ALIVE, DIED = "alive", "died"
+#: States of a run folder's run, as :func:`previous_run` tells them (beside ``run.json``'s statuses); DAMAGED:
+#: ``run.json`` is there but empty or cut short (a write that a full disk or a crash of the machine stopped).
+ALIVE, DIED, DAMAGED = "alive", "died", "damaged"
 
 
 def previous_run(outdir: str | Path) -> dict | None:
@@ -104,18 +105,33 @@ def previous_run(outdir: str | Path) -> dict | None:
     Returns:
         None when there is no readable ``run.json``; else ``{"state", "pid", "episodes", "text"}``:
         ``state`` is ``run.json``'s status, :data:`ALIVE` (it says running and its process holds the
-        folder) or :data:`DIED` (it says running but no process holds the folder: killed by
-        ``kill -9``, the out-of-memory killer or a crash of the machine); ``episodes`` is the
+        folder), :data:`DIED` (it says running but no process holds the folder: killed by
+        ``kill -9``, the out-of-memory killer or a crash of the machine) or :data:`DAMAGED` (``run.json``
+        is empty or cut short: ``text`` names the file and says which); ``episodes`` is the
         number of episodes it recorded (the rows of ``episodes.csv`` when more than ``run.json``
         says); ``text`` says it in words.
     """
     outdir = Path(outdir)
+    path = outdir / "run.json"
     try:
-        info = json.loads((outdir / "run.json").read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):   # no run.json, a folder of that name, or bytes that are not UTF-8
+        return None
+    try:
+        info = json.loads(text)
+    except ValueError as exc:
+        if text.strip() and not text.lstrip().startswith("{"):
+            return None   # not one HDeepRM wrote
+        how = (f"is empty ({len(text.encode('utf-8'))} bytes)" if not text.strip() else
+               f"is cut short ({len(text.encode('utf-8'))} bytes, {exc.msg} at line {exc.lineno})")
+        return {"state": DAMAGED, "pid": "unknown", "episodes": 0,
+                "text": f"{path} {how}: the write was stopped (a full disk or a crash of the machine); "
+                        "what the run did is unknown"}
+    try:
         status = str(info.get("status"))
         pid = info.get("pid", "unknown")
         episodes = int(info.get("episodes_completed") or 0)
-    except (OSError, ValueError, TypeError, AttributeError):   # no run.json, or not one HDeepRM wrote
+    except (ValueError, TypeError, AttributeError):   # not one HDeepRM wrote
         return None
     with contextlib.suppress(OSError, ValueError):
         with open(outdir / "episodes.csv", encoding="utf-8") as f:
@@ -146,32 +162,35 @@ def write_run_info(outdir: Path, options: Options, workload: Workload, extra: di
         status: :data:`RUNNING` (written before the first episode and at checkpoints), :data:`FINISHED`,
             :data:`INTERRUPTED` or :data:`FAILED`.
 
-    The file is replaced atomically. When that fails on a failed or interrupted run (a full disk
-    has no room for the temporary copy), the file is rewritten in place (the blocks of the
-    previous version are reused), so that it never keeps saying ``"running"``.
+    The file is replaced atomically (:func:`~hdeeprm.files.atomic_write`): a full disk leaves the previous
+    version whole, never an empty or cut-short file. When that fails on a failed or interrupted run (no room
+    for the temporary copy), a short record (status, pid and ``extra``) is written over the previous version
+    in place, in the blocks it already holds, so that it does not keep saying ``"running"``; when even that
+    fails, the previous version stays whole.
 
     Raises:
-        OSError: ``run.json`` cannot be written.
+        OSError: ``run.json`` cannot be written (naming it).
     """
     info = {
         "status": status, "pid": os.getpid(),
         "hdeeprm_version": __version__, "python": _platform.python_version(), "numpy": np.__version__,
-        "contention_bookkeeping": bookkeeping_path(),   # compiled or pure Python: the same results, not the same speed
-        "output_rows": output_rows_path(),   # the same
+        **compiled_paths(),   # compiled or pure Python, each: the same results, not the same speed
         "options": options.to_dict(), "workload": {"source": workload.source, "jobs": len(workload.jobs),
                                                      "report": workload.report},
     }
     if extra:
         info.update(extra)
-    text = json.dumps(info, indent=2) + "\n"
+    text = encode_json(info) + "\n"
     try:
         with atomic_write(outdir / "run.json") as f:
             f.write(text)
     except OSError:
-        if status not in (FAILED, INTERRUPTED):
+        if status not in (FAILED, INTERRUPTED) or not (outdir / "run.json").is_file():
             raise
-        with naming(outdir / "run.json"), open(outdir / "run.json", "w", encoding="utf-8") as f:
-            f.write(json.dumps({key: info[key] for key in ("status", "pid", *(extra or {}))}) + "\n")
+        short = encode_json({key: info[key] for key in ("status", "pid", *(extra or {}))}, indent=None) + "\n"
+        with naming(outdir / "run.json"), open(outdir / "run.json", "r+", encoding="utf-8") as f:
+            f.write(short)   # a short write into blocks the file holds: it needs no room, or leaves them as they were
+            f.truncate()
 
 
 def end_failed(outdir: Path, exc: BaseException, write_status) -> None:

@@ -50,7 +50,7 @@ import jsonschema
 from hdeeprm.config.options import Options, load_options, parse_overrides
 from hdeeprm.errors import OptionsError
 from hdeeprm.run.lifecycle import progress_bar
-from hdeeprm.jsontext import decode_json
+from hdeeprm.jsontext import decode_json, encode_json
 from hdeeprm.files import check_output_folder, lock_folder
 from hdeeprm.run.pool import worker_map
 
@@ -243,7 +243,7 @@ def run_cell(options: Options, outdir: str) -> str:
     wall = time.perf_counter() - start
     Path(outdir).mkdir(parents=True, exist_ok=True)
     with atomic_write(Path(outdir) / CELL_FILE) as f:
-        f.write(json.dumps({"wall_time": wall, "error": error}) + "\n")
+        f.write(encode_json({"wall_time": wall, "error": error}, indent=None) + "\n")
     return error
 
 
