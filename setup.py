@@ -1,4 +1,5 @@
 """Packaging of HDeepRM (setuptools)."""
+import runpy
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
@@ -9,11 +10,10 @@ HERE = Path(__file__).parent
 #: hdeeprm uses its pure-Python paths, same results): the small-job contention bookkeeping
 #: (hdeeprm/decision/contention_kernel.pyx), the streamed output rows (hdeeprm/outputs/rows_kernel.pyx) and the
 #: engine's host pstates on small platforms (hdeeprm/simulation/pstates_kernel.pyx), and the queue statistics of a
-#: decision (hdeeprm/decision/queue_kernel.pyx: observation percentiles, action-mask heads).
-KERNELS = [Extension("hdeeprm.decision.contention_kernel", ["hdeeprm/decision/contention_kernel.pyx"]),
-           Extension("hdeeprm.outputs.rows_kernel", ["hdeeprm/outputs/rows_kernel.pyx"]),
-           Extension("hdeeprm.simulation.pstates_kernel", ["hdeeprm/simulation/pstates_kernel.pyx"]),
-           Extension("hdeeprm.decision.queue_kernel", ["hdeeprm/decision/queue_kernel.pyx"])]
+#: decision (hdeeprm/decision/queue_kernel.pyx: observation percentiles, action-mask heads). Listed once, in
+#: hdeeprm/compiled.py's COMPILED_PATHS (read here without importing the package; run.json names the same list).
+KERNELS = [Extension(path.module, [path.source])
+           for path in runpy.run_path(str(HERE / "hdeeprm" / "compiled.py"))["COMPILED_PATHS"]]
 try:
     from Cython.Build import cythonize
 except ImportError:
