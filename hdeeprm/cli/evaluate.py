@@ -18,6 +18,7 @@ reading, window draw, scheduler and heuristics; :mod:`hdeeprm.run.rlscheduler`).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from hdeeprm.cli import add_run_arguments, command, guarded
@@ -26,6 +27,9 @@ from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 DEFAULT_OUTDIR = "hdeeprm-evaluation"
 #: Evaluation protocols: HDeepRM's own (the default) and RLScheduler's.
 PROTOCOLS: tuple[str, ...] = ("hdeeprm", "rlscheduler")
+#: Endings of trace files (SWF, gzip-compressed, the GPU traces' CSV): one given where the options file goes is
+#: refused with the command that passes it with ``-w`` (:func:`refuse_trace_as_options`).
+TRACE_SUFFIXES: tuple[str, ...] = (".swf", ".gz", ".csv")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +85,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and cross-check the command line."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    refuse_trace_as_options(parser, args, sys.argv[1:] if argv is None else list(argv))
     if args.protocol == "rlscheduler":
         _check_rlscheduler(parser, args)
         return args
@@ -97,6 +102,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.jobs < 1:
         parser.error(f"-j must be >= 1, got {args.jobs}")
     return args
+
+
+def refuse_trace_as_options(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
+    """Refuse a trace given where the options file goes, in one line showing the command with ``-w TRACE``.
+
+    Args:
+        parser: The command's parser (its ``exit``).
+        args: The parsed command line.
+        argv: The command line as given (without the program name), rewritten for the message.
+
+    Raises:
+        SystemExit: Code 2, after ``hdeeprm-evaluate: error: TRACE is a trace, not an options file (JSON): pass it
+            with -w: hdeeprm-evaluate -w TRACE ...`` (``-P PLATFORM.json`` added when no platform is given;
+            with ``-w`` given too: give an options file or drop TRACE).
+    """
+    trace = args.options
+    if not trace or not trace.lower().endswith(TRACE_SUFFIXES):
+        return
+    what = f"{parser.prog}: error: {trace} is a trace, not an options file (JSON)"
+    if args.workload:
+        parser.exit(2, f"{what}, and -w {args.workload} gives the trace already: give an options file in its "
+                       "place or drop it\n")
+    at = argv.index(trace)
+    fixed = [*argv[:at], "-w", trace, *argv[at + 1:]]
+    if not args.platform and args.protocol != "rlscheduler":
+        fixed += ["-P", "PLATFORM.json"]   # without options, -P names the platform (RLScheduler's is the trace's)
+    parser.exit(2, f"{what}: pass it with -w: {shlex.join([parser.prog, *fixed])}\n")
 
 
 def _check_rlscheduler(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -221,7 +221,9 @@ def placement_policy(spec: str) -> PlacementPolicy:
     """The placement policy a run names: one of :data:`GPU_PLACEMENTS`, or weighted ``"fgd:1+best_fit:0.5"``.
 
     Raises:
-        OptionsError: An unknown name (with the closest valid one), or a malformed weight.
+        OptionsError: An unknown name (with the closest valid one), a malformed weight, or a policy named twice
+            (``placement 'best_fit:1+best_fit:0.5' names policy 'best_fit' twice: ...``; one weight each, as the
+            run records the string as written).
     """
     if ":" not in spec and "+" not in spec:
         return GPU_PLACEMENTS[GPU_PLACEMENTS.check(spec)]
@@ -229,8 +231,13 @@ def placement_policy(spec: str) -> PlacementPolicy:
     for part in spec.split("+"):
         name, _, weight = part.partition(":")
         try:
-            weights[name.strip()] = float(weight) if weight else 1.0
+            value = float(weight) if weight else 1.0
         except ValueError:
             raise OptionsError(f"placement {spec!r}: the weight of {name.strip()!r} must be a number, got "
                                f"{weight!r} (write e.g. 'fgd:1+best_fit:0.5')") from None
+        policy = GPU_PLACEMENTS.check(name.strip())   # its registered name: an alias and its name are one policy
+        if policy in weights:
+            raise OptionsError(f"placement {spec!r} names policy {policy!r} twice: give each policy once, with "
+                               "one weight (e.g. 'fgd:1+best_fit:0.5')")
+        weights[policy] = value
     return weighted_placement(weights)
