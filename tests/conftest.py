@@ -18,6 +18,20 @@ GOLDEN = SHARED / "batsim-golden"
 REFERENCE = SHARED / "reference" / "hdeeprm-original"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Deselect timing runs (marker ``benchmark``) unless the ``-m`` expression names them.
+
+    Written here rather than as ``addopts = -m 'not benchmark'``: a user's own ``-m "not slow"`` (the quick
+    subset) would replace that expression and bring the timing runs back in.
+    """
+    if "benchmark" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("benchmark") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     """Path of the shared data folder; skips the test when it is absent."""

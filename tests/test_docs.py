@@ -24,6 +24,7 @@ PAGES = [README, *sorted(DOCS.glob("*.rst"))]
 README_MAX_LINES = 250
 
 
+@pytest.mark.slow
 def test_sphinx_builds_the_docs_with_warnings_as_errors(tmp_path):
     pytest.importorskip("sphinx")
     build = subprocess.run(

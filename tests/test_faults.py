@@ -27,6 +27,7 @@ def _status(outdir) -> dict:
     return json.loads((outdir / "run.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_reused_folder_holds_only_the_new_runs_files(tmp_path):
     """A classic run after a learning run (and its plots) leaves no stale probs.json or PNG."""
     pytest.importorskip("torch")
@@ -59,6 +60,7 @@ def test_a_failed_run_says_so_in_run_json(tmp_path, capsys):
     assert capsys.readouterr().err == "hdeeprm-launch: error: A.decide() must be an integer in [0, 4], got 99\n"
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_the_model_and_marks_the_run_interrupted(tmp_path, sigint_reaches_children):
     """Interrupt a long training in a subprocess: exit 130, one line, model and episodes kept."""
     pytest.importorskip("torch")

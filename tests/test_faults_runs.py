@@ -60,6 +60,7 @@ def _dead_pid() -> int:
 
 
 # ------------------------------------------------------------------ (a) lock, (b) kill -9
+@pytest.mark.slow
 def test_a_held_folder_is_refused_and_a_killed_run_is_reported(tmp_path, capsys):
     pytest.importorskip("torch")
     out = tmp_path / "out"
@@ -152,6 +153,7 @@ FULL_DISK = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_exit_2_and_no_partial_output(tmp_path):
     if not _tmpfs_available(tmp_path):
         pytest.skip("cannot mount a small tmpfs here (unshare -rm / mount not permitted)")
@@ -227,6 +229,7 @@ def _full(pattern: str, module: str, *argv: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_simulated_full_disk_when_saving_the_model(tmp_path):
     """The checkpoint (torch serialises to memory first) names the file; run.json says failed."""
     pytest.importorskip("torch")
@@ -239,6 +242,7 @@ def test_a_simulated_full_disk_when_saving_the_model(tmp_path):
     assert list(model.parent.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, module, argv", [
     ("p.xml", "hdeeprm.cli.platform", ["xml", str(GAIA), "-o"]),
     ("t.swf.gz", "hdeeprm.cli.workload", ["generate", "--nb-jobs", "50", "--nb-cores", "64", "-o"]),
@@ -333,6 +337,7 @@ def _stopped_parallel_evaluation(out, stop) -> tuple[int, str, list[int]]:
     return proc.returncode, err, children
 
 
+@pytest.mark.slow
 def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path, sigint_reaches_children):
     """A terminal's Ctrl-C reaches the workers too: still one line, exit 130, no worker traceback."""
     out = tmp_path / "ev"
@@ -341,6 +346,7 @@ def test_ctrl_c_to_the_process_group_of_a_parallel_evaluation(tmp_path, sigint_r
     assert not (out / ".hdeeprm.lock").exists()
 
 
+@pytest.mark.slow
 def test_sigterm_to_a_parallel_evaluation_stops_it_and_its_workers(tmp_path):
     """SIGTERM (kill, timeout, a batch system at the time limit) to the parent alone: the interrupt's clean
     stop, said as ``terminated`` with exit 143; the folder unlocked and no worker left running."""
@@ -352,6 +358,7 @@ def test_sigterm_to_a_parallel_evaluation_stops_it_and_its_workers(tmp_path):
     assert _gone(workers)
 
 
+@pytest.mark.slow
 def test_sigterm_to_a_training_run_marks_it_interrupted(tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "out"
@@ -371,6 +378,7 @@ def test_sigterm_to_a_training_run_marks_it_interrupted(tmp_path):
     assert (out / "model.pt").is_file()   # saved on the way out, as on Ctrl-C
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_any_moment_of_a_run_is_one_line_or_nothing(tmp_path, sigint_reaches_children):
     """SIGINT at moments from the interpreter's start to the end of a quickstart run.
 

@@ -77,6 +77,7 @@ ROWS = {"extra": st.one_of(st.just(b""), st.just(b""), st.binary(max_size=12)),
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(rows=st.lists(st.one_of(
     st.tuples(NAME, NUMBER, NUMBER, NUMBER, MODEL).map(list),
     st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.integers(1, 128_000).map(str),
@@ -103,6 +104,7 @@ def test_random_node_lists_read_to_valid_nodes_or_raise_a_platform_error(rows, e
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(rows=st.lists(st.one_of(
     st.tuples(NAME, NUMBER, NUMBER, NUMBER, NUMBER, MODEL, st.sampled_from(["LS", ""]),
               st.sampled_from(["Running", "Pending"]), NUMBER, NUMBER, NUMBER).map(list),
@@ -139,6 +141,7 @@ def test_random_pod_lists_read_to_valid_pods_or_raise_a_workload_error(rows, sho
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(rows=st.lists(st.one_of(
     st.tuples(STAMP, NUMBER, NUMBER, NUMBER, st.text(max_size=3)).map(list),
     st.tuples(STAMP, st.integers(0, 10 ** 7).map(str), st.integers(0, 128).map(str),
@@ -168,6 +171,7 @@ JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-5, 10 ** 20), st.
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(st.dictionaries(st.one_of(st.sampled_from(["My GPU", "T4", "P100", " ", "", "_doc"]), st.text(max_size=5)),
                        st.one_of(st.lists(st.tuples(st.sampled_from(sorted(GOOD)), JSON_SCALAR), max_size=3).map(
                            lambda changes: {**GOOD, **dict(changes)}), JSON_SCALAR), max_size=3))

@@ -68,6 +68,7 @@ def check_invariants(outdir, nb_jobs):
         assert (starts >= ends - 1e-9).all(), f"core {core} serves two jobs at once"
 
 
+@pytest.mark.slow
 def test_invariants_on_a_real_trace_window_on_gaia(tmp_path, shared):
     options = tmp_path / "sdsc.json"
     options.write_text(json.dumps({

@@ -81,6 +81,7 @@ def test_swf_conversion_options_with_a_batsim_json_workload_are_rejected(tmp_pat
         launch(options, custom_workload=str(wl), outdir=tmp_path / "o", quiet=True)
 
 
+@pytest.mark.slow
 def test_import_hdeeprm_exports_and_registers_without_heavy_imports():
     """Defect 4: the public names; the env registered once Gymnasium loads; neither torch nor Gymnasium imported."""
     code = ("import sys, hdeeprm; assert 'gymnasium' not in sys.modules; import gymnasium; "

@@ -71,6 +71,7 @@ def test_an_swf_line_parses_to_valid_values_or_raises_a_workload_error(line):
     _check_record(record)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.one_of(LINE, GOOD_LINE, GOOD_LINE), min_size=0, max_size=8))
 def test_a_random_trace_converts_or_raises_a_workload_error(lines):
@@ -176,6 +177,7 @@ MUTATED = st.lists(st.sampled_from(KEY_PATHS).flatmap(lambda path: st.tuples(st.
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(st.one_of(MUTATED, MUTATED, OPTIONS, st.dictionaries(st.sampled_from(OPTION_KEYS) | st.text(max_size=6),
                                                            JSON_VALUE, max_size=4), JSON_VALUE))
 def test_random_options_load_or_raise_an_options_error(data):
@@ -218,6 +220,7 @@ WORKLOAD = st.fixed_dictionaries({"jobs": st.lists(JOB, max_size=4), "profiles":
                                optional={"com": JSON_SCALAR})})}, optional={"nb_res": JSON_SCALAR})
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.one_of(WORKLOAD, JSON_VALUE))
 def test_random_batsim_workloads_read_or_raise_a_workload_error(data):

@@ -273,6 +273,7 @@ def test_implausible_gpu_node_types_are_refused(tmp_path, capsys):
 
 # --- the real traces read as before ------------------------------------------------------------------
 
+@pytest.mark.slow
 @needs_gpu_traces
 def test_real_gpu_traces_read_through_the_rules():
     cluster = read_openb_nodes(GPU_TRACES / "openb_node_list_all_node.csv")

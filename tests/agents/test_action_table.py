@@ -30,6 +30,7 @@ def test_the_table_comes_from_the_options_actions():
         PolicyLearningAgent(0.9, 8, 3, 4, action_names=TRAINED[:2])
 
 
+@pytest.mark.slow
 def test_a_checkpoint_round_trip_stores_the_table(tmp_path):
     path = tmp_path / "model.pt"
     chosen = [0, action_index("first", "contiguous"), VOID]

@@ -15,6 +15,7 @@ def _load(path):
     return module
 
 
+@pytest.mark.slow
 def test_sb3_ppo_example(capsys):
     pytest.importorskip("stable_baselines3")
     module = _load(ROOT / "examples" / "sb3_ppo.py")
@@ -36,6 +37,7 @@ def test_real_trace_example_runs(capsys):
     assert [line.split("(")[1].split(")")[0] for line in lines[1:]] == ["sampled", "sampled", "greedy"]
 
 
+@pytest.mark.slow
 def test_sb3_gpu_provisioning_example(capsys):
     pytest.importorskip("stable_baselines3")
     module = _load(ROOT / "examples" / "sb3_gpu.py")

@@ -117,6 +117,7 @@ def test_checkpoint_round_trip_gives_the_same_greedy_actions(tmp_path, name):
         assert torch.equal(value, again.state_dict()[key]), key   # target networks included
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_learns_the_toys_best_pair_and_reloads_with_im(tmp_path, name):
     """40 seeded training episodes (-om), then a greedy test run of the reloaded model (-im): makespan 5.25 s."""

@@ -13,6 +13,7 @@ from tests.toy import AGENTS, TOY_OPTIONS
 BEST = (1, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("agent", "episodes"), [("reinforce", 100), ("actor_critic", 100), ("ppo", 100)])
 def test_agent_learns_the_toys_best_pair(tmp_path, agent, episodes):
     """Within 100 episodes (seeded) the policy puts > 90 % on the best pairs and the makespan is 5.25 s."""

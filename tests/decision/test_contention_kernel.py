@@ -66,6 +66,7 @@ def test_a_job_sharing_a_processor_switches_the_same_cores_as_the_pure_path():
         "total_events": 1, "total_seconds": 4.0, "processors": {"2": {"type": "C", "events": 1, "seconds": 4.0}}}
 
 
+@pytest.mark.slow
 @compiled
 @pytest.mark.parametrize("platform", ["gaia.json", "kth_sp2.json"])
 @pytest.mark.parametrize("model", [ContentionModel, NoContention])
@@ -107,6 +108,7 @@ def test_random_starts_and_ends_of_real_jobs_equal_the_pure_path_to_the_bit(shar
         assert fast.overutilization[:, 0].sum() > 0   # the over-utilization records were exercised
 
 
+@pytest.mark.slow
 @compiled
 def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_both_paths):
     """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the kernel."""

@@ -57,6 +57,7 @@ def test_random_queues_of_a_real_trace_observe_the_same_bits(shared, monkeypatch
     assert (a[:20] < 1.0).any() and (a[:20] == 1.0).any()   # values both below and above the clip at 1
 
 
+@pytest.mark.slow
 @compiled
 def test_odd_quantities_observe_the_same_bits(shared, monkeypatch):
     """Hypothesis draws the scaled quantities themselves: ties, zeros, values above 1, infinities, NaN."""

@@ -46,6 +46,7 @@ def test_gaia_xml_hosts_sort_in_core_order_with_pstates(tmp_path):
     assert len(list(tree.iter("host_link"))) == h.nb_cores + 1
 
 
+@pytest.mark.slow
 def test_metacentrum_zones_are_joined_pairwise(tmp_path):
     h = load_platform(PLATFORMS / "metacentrum.json")
     tree = etree.parse(str(write_simgrid_platform(h, tmp_path / "mc.xml", network="library")))

@@ -100,6 +100,7 @@ def test_check_jobs_fit_lists_ten_then_counts_the_rest():
 GOOD = HostSpec("h0", (1e9, 7.5e8, 1e-3, 1e-3), (10.0, 10.0, 2.5, 0.5), (10.0, 10.0, 2.5, 0.5), 3)
 
 
+@pytest.mark.slow
 def test_check_pstates_passes_on_every_shipped_platform():
     for path in sorted((ROOT / "platforms").glob("*.json")):
         assert check_pstates(load_platform(path), None) == [], path.name
@@ -256,6 +257,7 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "the following arguments are required: options" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_hdeeprm_check_quickstart_from_the_command_line(tmp_path):
     # This checkout first on the path: the installed console script may point at another copy.
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -289,6 +291,7 @@ def _small(path):
     return options
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_shipped_example_and_its_outputs_pass_hdeeprm_check(path, tmp_path, capsys):
     from hdeeprm.run.check import check_inputs
@@ -303,6 +306,7 @@ def test_every_shipped_example_and_its_outputs_pass_hdeeprm_check(path, tmp_path
     assert capsys.readouterr().out.startswith(f"ok   {tmp_path / 'run'}: the run (pid ")
 
 
+@pytest.mark.slow
 def test_the_mixed_example_passes_hdeeprm_check_as_shipped(shared, capsys):
     # It failed twice before: its GPU jobs "need GPUs the platform has none", its report "kept 3000 of 4000 jobs".
     assert main([str(MIXED)]) == 0
@@ -312,6 +316,7 @@ def test_the_mixed_example_passes_hdeeprm_check_as_shipped(shared, capsys):
     assert out.endswith("1000  gpu jobs\n"), out
 
 
+@pytest.mark.slow
 def test_gpu_jobs_that_fit_no_node_and_a_wrong_gpu_job_count_fail(shared):
     from hdeeprm.config.build import GPU_JOBS_REPORT, build_gpu_side
 

@@ -186,6 +186,7 @@ def test_a_window_run_equals_the_hdeeprm_launch_command_on_an_options_file(quick
     assert {k: row[k] for k in SUMMARY_KEYS} == {k: metrics[k] for k in SUMMARY_KEYS}
 
 
+@pytest.mark.slow
 def test_a_trained_agent_is_evaluated_as_hdeeprm_launch_runs_its_model(learning_options, tmp_path):
     the_plan = plan(learning_options, nb_windows=4, length=60, test_fraction=0.5)
     model = tmp_path / "model.pt"
@@ -210,6 +211,7 @@ def test_training_needs_training_windows(learning_options, tmp_path):
         train_agent(learning_options, str(REINFORCE), windows, episodes=1, outmodel=tmp_path / "m.pt")
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_table_and_processes_change_nothing(quickstart, tmp_path):
     specs = ["first,shortest-high_gflops", "random-random"]
     a = run_evaluation(quickstart, specs, nb_windows=3, length=80, split="all", outdir=tmp_path / "a", quiet=True)
@@ -235,6 +237,7 @@ def test_spread_worked_by_hand():
     assert spread([7.0])["std"] == 0.0
 
 
+@pytest.mark.slow
 def test_windows_of_sdsc_sp2_on_its_128_core_platform(shared, tmp_path):
     trace = shared / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
     options = parse_options({"seed": 1998, "workload_file_path": str(trace),

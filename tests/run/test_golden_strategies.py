@@ -28,6 +28,7 @@ def rows(path):
         return {r["job_id"]: r for r in csv.DictReader(f)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run, strategy, pair", [("easy-ideal", "easy_backfilling", "first-contiguous"),
                                                  ("fcfs-ideal", "head_of_line", "first-high_gflops")])
 def test_launch_reproduces_the_golden_run_job_for_job(shared, tmp_path, run, strategy, pair):
@@ -51,6 +52,7 @@ def test_launch_reproduces_the_golden_run_job_for_job(shared, tmp_path, run, str
                                                                      rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["easy_backfilling", "conservative_backfilling"])
 def test_backfilling_on_a_real_trace_keeps_every_invariant(shared, tmp_path, strategy):
     """SDSC-SP2 on the heterogeneous Gaia slice, memory and bandwidth demands, new orderings in one set."""

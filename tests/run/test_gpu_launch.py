@@ -29,6 +29,7 @@ def _inputs(tmp_path, **gpu):
     return options
 
 
+@pytest.mark.slow
 def test_gpu_launch_writes_batsim_style_outputs(tmp_path, capsys):
     options = _inputs(tmp_path)
     assert main([str(options), "-o", str(tmp_path / "out"), "-q"]) == 0
@@ -100,6 +101,7 @@ def test_cpu_options_keep_their_run_json_keys(tmp_path):
     assert load_options(_inputs(tmp_path)).to_dict()["gpu"]["placement"] == "first_fit"
 
 
+@pytest.mark.slow
 def test_philly_window_on_the_shipped_dgx_platform(shared, tmp_path, monkeypatch):
     from hdeeprm.config.options import REPOSITORY
 

@@ -19,6 +19,7 @@ from tests.conftest import ROOT
 EXAMPLE = ROOT / "examples" / "mixed_kth_philly_easy.json"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", ["first-high_gflops", "first-contiguous"])
 def test_cpu_and_gpu_jobs_share_the_platform_under_easy(shared, tmp_path, pair):
     # "contiguous" alone once made EASY take PyBatsim's core-only geometry, which started GPU jobs without GPUs
@@ -61,6 +62,7 @@ def test_cpu_and_gpu_jobs_share_the_platform_under_easy(shared, tmp_path, pair):
     assert result.metrics[0]["energy"] == metrics["energy"]
 
 
+@pytest.mark.slow
 def test_gpu_jobs_need_a_platform_with_gpus(shared, tmp_path):
     options = load_options(EXAMPLE).replace(platform_file_path=str(ROOT / "platforms" / "gaia_mini.json"),
                                             nb_jobs=10)
@@ -70,6 +72,7 @@ def test_gpu_jobs_need_a_platform_with_gpus(shared, tmp_path):
     assert not (tmp_path / "run.json").exists()   # refused before the folder is claimed
 
 
+@pytest.mark.slow
 def test_fragmentation_scored_placement_is_refused_in_a_mixed_run(shared, tmp_path):
     options = load_options(EXAMPLE).replace(nb_jobs=10)
     options = options.replace(gpu_jobs={**options.gpu_jobs, "nb_jobs": 5, "placement": "fgd"})

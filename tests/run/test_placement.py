@@ -28,6 +28,7 @@ def test_arrivals_follow_the_protocol(openb):
     assert len(set(down)) == len(down) and pods.gpu_request[down].sum() <= 0.5 * capacity
 
 
+@pytest.mark.slow
 def test_one_seed_orders_the_policies_and_keeps_invariants(openb):
     cluster, pods = openb
     runs = {r.policy: r for r in run_experiment(cluster, pods, ["random", "best_fit", "fgd"], [42])}

@@ -39,6 +39,7 @@ def _half_up(x: float, digits: int) -> float:
     return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace,first_jobs", list(PUBLISHED))
 def test_the_published_heuristic_table_to_the_printed_digit(shared, trace, first_jobs):
     path = TRACES / trace
@@ -159,6 +160,7 @@ def test_too_few_jobs_for_their_window_draw(tiny, tmp_path, capsys):
     assert "20 jobs are too few for windows of 10 jobs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_hdeeprm_engine_with_commit_head_starts_every_job_when_their_loop_does(shared):
     """HDeepRM's engine (platforms/sdsc_sp2.json, 128 cores) with ``commit_head`` on their 10 SDSC-SP2 windows:
     FCFS (``first``) and SJF (``shortest``, = their (r, s) key on a queue in submission order) start all 10,240

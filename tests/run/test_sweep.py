@@ -101,6 +101,7 @@ def test_summary_equals_individual_launches(quickstart, tmp_path):
     assert len({r["mean_bounded_slowdown"] for r in table}) == 4
 
 
+@pytest.mark.slow
 def test_processes_backend_equals_serial_and_reruns_skip(quickstart, tmp_path):
     grid = {"seed": [1, 2, 3], "nb_jobs": [40]}
     run_sweep(quickstart, grid, outdir=tmp_path / "serial", quiet=True)
@@ -149,6 +150,7 @@ def test_unknown_backend_and_missing_ray(quickstart, tmp_path, monkeypatch):
         run_sweep(quickstart, {"nb_jobs": [10]}, outdir=tmp_path, backend="ray", quiet=True)
 
 
+@pytest.mark.slow
 def test_ray_backend_equals_processes(quickstart, tmp_path):
     pytest.importorskip("ray")
     grid = {"policy_pair": ["first-high_gflops", "smallest-high_cores"], "nb_jobs": [40]}

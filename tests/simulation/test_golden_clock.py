@@ -140,6 +140,7 @@ def test_split_submissions_differ_only_where_batsim_split_and_are_named(shared, 
 
 
 # --------------------------------------------------------------------------- pybatsim-filler
+@pytest.mark.slow
 @pytest.mark.parametrize("run, scheduler", [("filler", "fillerSched"), ("easy", "easyBackfill")])
 def test_pybatsim_filler_matches_real_batsim_through_hdeeprm_batsim(tmp_path, run, scheduler):
     """fillerSched stamps decisions 5, 10, 15 ms late (consume_time): the server starts the jobs then."""
@@ -160,6 +161,7 @@ def test_pybatsim_filler_matches_real_batsim_through_hdeeprm_batsim(tmp_path, ru
     assert float(mine["consumed_joules"]) == pytest.approx(float(real["consumed_joules"]), rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheduler, message", [
     ("fcfsSchedSleep", r"set_pstate: pstate must be in \[0, 0\] for hosts \[\d+\], got 3"),
     ("randomSched", r"execute job '\d+' at t = [\d.]+ s: hosts \[[\d, ]+\] are busy")])

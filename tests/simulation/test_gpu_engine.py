@@ -139,6 +139,7 @@ def _max_share_per_gpu(result) -> int:
     return worst
 
 
+@pytest.mark.slow
 def test_philly_window_on_openb_respects_capacity_and_is_deterministic(shared):
     from hdeeprm.platform.openb import read_openb_nodes
     from hdeeprm.workload.gpu_jobs import read_gpu_workload
@@ -161,6 +162,7 @@ def test_philly_window_on_openb_respects_capacity_and_is_deterministic(shared):
     assert "G2" in first.gpu.stand_ins   # no rates or power published: the reference type stands in
 
 
+@pytest.mark.slow
 def test_backfilling_on_a_philly_window_keeps_capacity_and_the_reservations(shared):
     # 300 Philly jobs on 4 DGX A100 nodes (32 GPUs): the queue builds up, so reservations matter.
     from hdeeprm.workload.gpu_jobs import read_gpu_workload

@@ -18,6 +18,7 @@ from hdeeprm.workload.model import PARALLEL_HOMOGENEOUS, Job, Profile
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_host_runs_read_as_the_tuple_of_their_ids():
     rng = np.random.default_rng(5)
     for _ in range(200):
@@ -39,6 +40,7 @@ def _table(rng: np.random.Generator, nb_hosts: int) -> np.ndarray:
     return table
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arrays", [False, True])
 def test_pstate_switches_and_summaries_by_runs_equal_the_list_paths_to_the_bit(arrays):
     rng = np.random.default_rng(17)
@@ -68,6 +70,7 @@ def _job(index: int, res: int, mem: float, mem_bw: float) -> Job:
                profile=Profile(name="p", type=PARALLEL_HOMOGENEOUS, cpu=1e9))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arrays", [False, True])
 def test_resource_state_by_runs_equals_the_processor_by_processor_path_on_gaia(arrays, monkeypatch):
     hierarchy = load_platform(ROOT / "platforms" / "gaia.json")

@@ -57,6 +57,7 @@ def test_a_hand_made_switch_and_sum_equal_the_pure_path(monkeypatch):
     assert np.frombuffer(wattmins) == pytest.approx([60.3, 60.3 - 39.6, 60.3 - 39.6 - 19.7])   # Idle sums
 
 
+@pytest.mark.slow
 @compiled
 def test_random_platforms_switches_and_sums_equal_the_pure_path_to_the_bit(monkeypatch):
     """Hypothesis draws tables (1-40 hosts, 1-4 pstates, wattages of any magnitude) and switch sequences."""
@@ -127,6 +128,7 @@ def test_a_deep_copy_goes_on_by_itself(monkeypatch):
     assert hp.pstate == [0, 0] and hp.cur[1] == [3.0, 4.0]   # the original's lists are untouched
 
 
+@pytest.mark.slow
 @compiled
 def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_both_paths):
     """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the kernel."""

@@ -78,6 +78,7 @@ def _compare_exact(ours, gold, *, time_tol, energy_rel):
                             rel_tol=energy_rel, abs_tol=1e-6), jid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run, scheduler", [("easy-ideal", "easyBackfill"),
                                             ("fcfs-ideal", KTH / "fcfsRef.py")])
 def test_kth2000_ideal_matches_batsim_job_for_job(tmp_path, run, scheduler):
@@ -127,6 +128,7 @@ def _check_invariants(ours, gold):
             assert o[col] == g[col], (jid, col)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run, scheduler", [("easy", "easyBackfill"), ("fcfs", KTH / "fcfsRef.py")])
 def test_kth2000_realistic_network_invariants(tmp_path, run, scheduler):
     _need_golden()
