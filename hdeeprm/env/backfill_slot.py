@@ -98,11 +98,11 @@ class BackfillSlotEnv(gymnasium.Env):
         platform, workload: Override the options' (paths or built objects).
         objective: Reward objective (overrides the options').
         core_selection: Core-selection policy placing every job ["high_gflops"].
-        nb_slots: K, queued jobs shown (>= 1) [128].
+        nb_slots: K, queued jobs shown, in [1, :data:`~hdeeprm.arguments.MAX_SLOTS`] (4096) [128].
         backfilling: The strategy whose reservation the named job gets, one of :data:`BACKFILLINGS`.
         backfill_ordering: The order in which the other jobs backfill
             (:data:`~hdeeprm.decision.orderings.JOB_ORDERINGS`) ["first"].
-        commit: Keep the named job as the head until it starts [True].
+        commit: Keep the named job as the head until it starts [True]; a ``bool`` (or NumPy's), never ``"no"``.
         normalisers: ``(seconds, cores)`` scaling the features; None: the 99th percentiles of
             requested time and cores over the workload
             (:func:`~hdeeprm.decision.observation.queue_normalisers`). Give fixed ones when the
@@ -113,8 +113,8 @@ class BackfillSlotEnv(gymnasium.Env):
         contention: Contention model name.
 
     Raises:
-        OptionsError: invalid options, inputs, ``nb_slots``, core selection, backfilling,
-            ordering or normalisers.
+        OptionsError: invalid options, inputs, ``nb_slots``, ``commit``, core selection, backfilling,
+            ordering or normalisers, named after the environment (:func:`~hdeeprm.arguments.env_errors`).
 
     ## Version History
 
@@ -123,6 +123,7 @@ class BackfillSlotEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
+    @arguments.env_errors
     def __init__(self, options: Options | str | Path | None = None, *,
                  platform: str | Path | ResourceHierarchy | None = None,
                  workload: str | Path | Workload | None = None, objective: str | None = None,
@@ -130,13 +131,13 @@ class BackfillSlotEnv(gymnasium.Env):
                  backfilling: str = BACKFILLINGS[0], backfill_ordering: str = DEFAULT_BACKFILL_ORDERING,
                  commit: bool = True, normalisers: tuple[float, float] | None = None, seed: int | None = None,
                  nb_jobs: int | None = None, max_steps: int | None = None, contention: str | None = None) -> None:
-        self.nb_slots = arguments.count("nb_slots", nb_slots)
+        self.nb_slots = arguments.count("nb_slots", nb_slots, maximum=arguments.MAX_SLOTS, what=arguments.SLOTS_WHAT)
         self.core_selection = CORE_SELECTIONS.check(core_selection)
         if backfilling not in BACKFILLINGS:
             raise OptionsError(f"backfilling must be one of {', '.join(BACKFILLINGS)}, got '{backfilling}'")
         self.backfilling = backfilling
         self.ordering = JOB_ORDERINGS[backfill_ordering]
-        self.commit = bool(commit)
+        self.commit = arguments.flag("commit", commit)
         self.options, self.hierarchy, self.workload = env_inputs(
             options, platform, workload, max_steps, objective=objective, seed=seed, nb_jobs=nb_jobs,
             contention=contention)
@@ -145,8 +146,7 @@ class BackfillSlotEnv(gymnasium.Env):
         quantities = job_quantities(self.workload)
         if normalisers is None:
             normalisers = tuple(float(x) for x in queue_normalisers(self.workload, quantities)[:2])
-        elif len(normalisers) != 2:
-            raise OptionsError(f"normalisers must be (seconds, cores), got {normalisers!r}")
+        normalisers = arguments.sequence("normalisers", normalisers, "a pair (seconds, cores)", length=2)
         seconds, cores = (arguments.real(name, value, positive=True)
                           for name, value in zip(("normalisers[0]", "normalisers[1]"), normalisers, strict=True))
         self.normalisers = (seconds, cores)
@@ -169,18 +169,23 @@ class BackfillSlotEnv(gymnasium.Env):
         self._fit = np.zeros(0, dtype=bool)
 
     # ---------------------------------------------------------------- gym API
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new simulation and run it to the first decision point.
 
         Args:
             seed: Seeds the environment's generator, which seeds the random policies.
-            options: Unused (accepted for the Gymnasium API).
+            options: None or ``{}``: every episode replays the whole workload, so there is nothing to choose.
 
         Returns:
             ``(observation, info)``: float32 (K, 6), and a dict with ``action_mask``
             (bool, (K,): the shown jobs), ``time`` (s), ``queue`` (pending jobs), ``jobs_ended``
             and ``empty_named``.
+
+        Raises:
+            OptionsError: non-empty ``options`` (:func:`~hdeeprm.arguments.reset_options`).
         """
+        arguments.reset_options(options)
         super().reset(seed=seed)
         self.episode = env_episode(self.options, self.hierarchy, self.workload, self.np_random, self.backfilling)
         self.head = None

@@ -47,6 +47,9 @@ def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> 
         return None if void is None else list(range(VOID)) + ([VOID] if void else [])
     if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
         raise OptionsError(f"actions must be a list of action indices or 'job-core' names, got {actions!r}")
+    for i, action in enumerate(actions):
+        if not isinstance(action, str):
+            arguments.count(f"actions[{i}]", action, 0)
     arguments.distinct("actions", actions, key=parse_action)
     out = [parse_action(a) for a in actions]
     if void and VOID not in out:
@@ -226,7 +229,9 @@ class HDeepRMEnv(gymnasium.Env):
             not use it may turn it off (:meth:`action_masks` still works).
 
     Raises:
-        OptionsError: invalid or missing options (platform, workload, names).
+        OptionsError: invalid or missing options (platform, workload, names), or an argument breaking a
+            rule of :mod:`hdeeprm.arguments`, e.g. ``"hdeeprm/HDeepRM-v0: actions[0] must be an integer
+            >= 0, got 1.5"``.
 
     ## Version History
 
@@ -236,6 +241,7 @@ class HDeepRMEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
+    @arguments.env_errors
     def __init__(self, options: Options | str | Path | None = None, *,
                  platform: str | Path | ResourceHierarchy | None = None,
                  workload: str | Path | Workload | None = None, objective: str | None = None,
@@ -260,17 +266,23 @@ class HDeepRMEnv(gymnasium.Env):
         self._decision = False
 
     # ---------------------------------------------------------------- gym API
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new simulation and run it to the first decision.
 
         Args:
             seed: Seeds the environment's generator, which seeds the random policies.
-            options: Unused (accepted for the Gymnasium API).
+            options: None or ``{}``: every episode replays the whole workload, so there is nothing to choose.
 
         Returns:
             ``(observation, info)``: float32 (size,), and a dict with ``action_mask``,
             ``time`` (s), ``queue`` (pending jobs) and ``jobs_ended``.
+
+        Raises:
+            OptionsError: non-empty ``options`` (``"hdeeprm/HDeepRM-v0: this environment accepts no reset
+                options, got {...}"``).
         """
+        arguments.reset_options(options)
         super().reset(seed=seed)
         self.episode = env_episode(self.options, self.hierarchy, self.workload, self.np_random)
         self.steps = 0

@@ -22,7 +22,7 @@ from hdeeprm import arguments
 from hdeeprm.decision.gpu_manager import DEFAULT_GPU_ORDERING
 from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_placement import gpu_env_inputs
-from hdeeprm.env.gpu_scenarios import GpuScenario, episode_inputs
+from hdeeprm.env.gpu_scenarios import GpuScenario, chosen_scenario, episode_inputs
 from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
 from hdeeprm.run.loop import as_action
@@ -77,13 +77,14 @@ class GpuJobSlotEnv(gymnasium.Env):
         nb_jobs: Jobs of the window (None: all).
         first_job: First job of the window.
         scenario: Scenario names or split drawn per episode (default ``"train"``).
-        slots: ``K``, the queued jobs shown and pickable.
+        slots: ``K``, the queued jobs shown and pickable, in [1, :data:`~hdeeprm.arguments.MAX_SLOTS`] (4096).
         placement: Placement policy of the picked job.
         ordering: Order of the queue the slots show.
         max_steps: Decisions after which an episode is truncated.
 
     Raises:
-        OptionsError: Inconsistent inputs, unknown policy names, a count that is not an integer >= 1.
+        OptionsError: Inconsistent inputs, unknown policy names, a count that is not an integer in its range
+            (Python or NumPy integers; never ``bool``, floats or strings), named after the environment.
 
     ## Version History
 
@@ -92,11 +93,12 @@ class GpuJobSlotEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
+    @arguments.env_errors
     def __init__(self, platform: str | Path | GpuCluster | None = None, workload: str | Path | GpuJobs | None = None,
                  *, nb_jobs: int | None = None, first_job: int = 0, scenario: str | list[str] | None = None,
                  slots: int = DEFAULT_JOB_SLOTS, placement: str = "best_fit", ordering: str = DEFAULT_GPU_ORDERING,
                  max_steps: int | None = None) -> None:
-        self.slots = arguments.count("slots", slots)
+        self.slots = arguments.count("slots", slots, maximum=arguments.MAX_SLOTS, what=arguments.SLOTS_WHAT)
         self.max_steps = arguments.count("max_steps", max_steps, optional=True)
         self.cluster, self.jobs, self.sampler = gpu_env_inputs(platform, workload, nb_jobs, first_job, scenario)
         self.config = GpuRunConfig(placement=placement, ordering=ordering)
@@ -107,15 +109,27 @@ class GpuJobSlotEnv(gymnasium.Env):
         self.scenario: GpuScenario | None = None
 
     # ---------------------------------------------------------------- gym API
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a replay (a new scenario when sampling) and run it to the first decision.
+
+        Args:
+            seed: Seeds the environment's generator (the scenario draws).
+            options: ``{"scenario": name}`` replays that scenario of the environment's pool (when it samples
+                scenarios; with a fixed platform and workload it accepts no key), without a draw
+                (:func:`~hdeeprm.env.gpu_scenarios.chosen_scenario`). None or ``{}``: a draw, as without.
 
         Returns:
             ``(observation, info)``; ``info`` has ``action_mask``, ``time`` (s), ``queue``, ``scenario``,
             ``waits_overridden``.
+
+        Raises:
+            OptionsError: Another key, or a scenario outside the pool.
         """
+        chosen = chosen_scenario(self.sampler, options)
         super().reset(seed=seed)
-        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs)
+        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs,
+                                                      chosen)
         self.replay = GpuReplay(cluster, jobs, self.config)
         self._capacity = float(max(cluster.nb_gpus, 1) * MILLI)
         self._cpu = float(max(cluster.cpu_milli.max(initial=1), 1))

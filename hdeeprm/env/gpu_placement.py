@@ -22,10 +22,11 @@ from gymnasium import spaces
 from hdeeprm import arguments
 from hdeeprm.decision.gpu_manager import DEFAULT_GPU_ORDERING
 from hdeeprm.decision.observation import clip_unit
-from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, episode_inputs, scenarios
+from hdeeprm.env.gpu_scenarios import GpuScenario, ScenarioSampler, chosen_scenario, episode_inputs, scenarios
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import MILLI, GpuCluster
+from hdeeprm.reading import MAX_GPUS_PER_NODE
 from hdeeprm.run.loop import as_action
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
 from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
@@ -33,6 +34,9 @@ from hdeeprm.env.steps import started, truncated as steps_truncated
 
 #: Per-GPU free-share columns of a node's features (the 8 GPUs of the largest openb and DGX nodes).
 DEFAULT_GPU_SLOTS = 8
+#: Most nodes of the node axis (``max_nodes``): 54 times the openb cluster's 1,213; an observation of at most
+#: 65,536 x 72 float32 values (18 MiB).
+MAX_NODES = 65_536
 #: Per-node features after the per-GPU free shares, in column order.
 NODE_FEATURES = ("gpus", "free_gpu_share", "free_cpu", "free_memory", "gpu_type", "speed", "fragmentation", "fits")
 #: Job features, in column order.
@@ -129,15 +133,20 @@ class GpuPlacementEnv(gymnasium.Env):
         curriculum: Easy -> hard curriculum over the scenarios.
         curriculum_episodes: Episodes until every difficulty is open.
         max_nodes: Pad the node axis to this many nodes (masked) so scenarios of different sizes share
-            one space (None: the platform's node count; required with several scenarios).
-        gpu_slots: ``S``, per-GPU columns.
+            one space, at most :data:`MAX_NODES` (None: the platform's node count, or the largest scenario's).
+        gpu_slots: ``S``, per-GPU columns, in [1, :data:`~hdeeprm.reading.MAX_GPUS_PER_NODE`] (64, the GPUs
+            a node can have).
         placement: Policy of overridden skips (and of the other parts of spread jobs).
         ordering: Queue order.
         frag_weight, wait_weight: ``beta`` and ``omega`` of the reward.
         max_steps: Decisions after which an episode is truncated.
 
+    Counts are Python or NumPy integers (never ``bool``, floats or strings), switches ``bool``
+    (:mod:`hdeeprm.arguments`).
+
     Raises:
-        OptionsError: Inconsistent inputs or weights, unknown policy names.
+        OptionsError: Inconsistent inputs or weights, unknown policy names, named after the environment
+            (``"hdeeprm/GpuPlacement-v0: gpu_slots must be an integer in [1, 64] (GPUs of one node), got 65"``).
 
     ## Version History
 
@@ -146,6 +155,7 @@ class GpuPlacementEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
+    @arguments.env_errors
     def __init__(self, platform: str | Path | GpuCluster | None = None, workload: str | Path | GpuJobs | None = None,
                  *, nb_jobs: int | None = None, first_job: int = 0, scenario: str | list[str] | None = None,
                  curriculum: bool = False, curriculum_episodes: int = 30, max_nodes: int | None = None,
@@ -156,8 +166,8 @@ class GpuPlacementEnv(gymnasium.Env):
         wait_weight = arguments.real("wait_weight", wait_weight, minimum=0)
         curriculum = arguments.flag("curriculum", curriculum)
         curriculum_episodes = arguments.count("curriculum_episodes", curriculum_episodes)
-        max_nodes = arguments.count("max_nodes", max_nodes, optional=True)
-        gpu_slots = arguments.count("gpu_slots", gpu_slots)
+        max_nodes = arguments.count("max_nodes", max_nodes, optional=True, maximum=MAX_NODES, what="nodes")
+        gpu_slots = arguments.count("gpu_slots", gpu_slots, maximum=MAX_GPUS_PER_NODE, what="GPUs of one node")
         max_steps = arguments.count("max_steps", max_steps, optional=True)
         self.cluster, self.jobs, self.sampler = gpu_env_inputs(platform, workload, nb_jobs, first_job, scenario)
         if self.sampler is not None:
@@ -182,15 +192,27 @@ class GpuPlacementEnv(gymnasium.Env):
         self.scenario: GpuScenario | None = None
 
     # ---------------------------------------------------------------- gym API
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a replay (a new scenario when sampling) and run it to the first decision.
+
+        Args:
+            seed: Seeds the environment's generator (the scenario draws).
+            options: ``{"scenario": name}`` replays that scenario of the environment's pool (when it samples
+                scenarios; with a fixed platform and workload it accepts no key), without a draw
+                (:func:`~hdeeprm.env.gpu_scenarios.chosen_scenario`). None or ``{}``: a draw, as without.
 
         Returns:
             ``(observation, info)`` (see the class docstring); ``info`` has ``action_mask``, ``time`` (s),
             ``job`` (index of the job to place, -1 when none), ``queue``, ``scenario``, ``skips_overridden``.
+
+        Raises:
+            OptionsError: Another key, or a scenario outside the pool.
         """
+        chosen = chosen_scenario(self.sampler, options)
         super().reset(seed=seed)
-        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs)
+        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs,
+                                                      chosen)
         self.replay = GpuReplay(cluster, jobs, self.config)
         self._static(cluster, jobs)
         self.steps = self.skips_overridden = 0

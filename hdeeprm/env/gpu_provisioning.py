@@ -24,7 +24,7 @@ from gymnasium import spaces
 from hdeeprm import arguments
 from hdeeprm.decision.observation import clip_unit
 from hdeeprm.env.gpu_placement import gpu_env_inputs
-from hdeeprm.env.gpu_scenarios import episode_inputs
+from hdeeprm.env.gpu_scenarios import chosen_scenario, episode_inputs
 from hdeeprm.platform.openb import MILLI
 from hdeeprm.registry import Registry
 from hdeeprm.run.loop import as_action
@@ -123,7 +123,8 @@ class GpuProvisioningEnv(gymnasium.Env):
         max_steps: Steps after which an episode is truncated.
 
     Raises:
-        OptionsError: Inconsistent inputs, an unknown task or non-positive parameters.
+        OptionsError: Inconsistent inputs, an unknown task or non-positive parameters, named after the
+            environment (:func:`~hdeeprm.arguments.env_errors`).
 
     ## Version History
 
@@ -134,6 +135,7 @@ class GpuProvisioningEnv(gymnasium.Env):
     #: The grader's cost score (:func:`grade`): False in v0.
     budget_credit = False
 
+    @arguments.env_errors
     def __init__(self, platform=None, workload=None, *, nb_jobs: int | None = None, first_job: int = 0,
                  task: str | list[str] | None = "easy", curriculum: bool = False,
                  step_seconds: float = DEFAULT_STEP_SECONDS, sla_seconds: float = DEFAULT_SLA_SECONDS,
@@ -164,14 +166,26 @@ class GpuProvisioningEnv(gymnasium.Env):
         self.replay: GpuReplay | None = None
         self.scenario = None
 
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a replay with ``initial_share`` of the GPU nodes active and run it to the first step's end.
 
+        Args:
+            seed: Seeds the environment's generator (the scenario draws).
+            options: ``{"scenario": name}`` replays that scenario of the environment's pool (when it samples
+                scenarios; with a fixed platform and workload it accepts no key), without a draw
+                (:func:`~hdeeprm.env.gpu_scenarios.chosen_scenario`). None or ``{}``: a draw, as without.
+
         Returns:
             ``(observation, info)``; ``info`` has ``time``, ``active_gpus``, ``paid_gpus``, ``spent``, ``scenario``.
+
+        Raises:
+            OptionsError: Another key, or a scenario outside the pool.
         """
+        chosen = chosen_scenario(self.sampler, options)
         super().reset(seed=seed)
-        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs)
+        self.scenario, cluster, jobs = episode_inputs(self.sampler, self.np_random, self.cluster, self.jobs,
+                                                      chosen)
         self.replay = GpuReplay(cluster, jobs, self.config)
         self.gpu_nodes = np.flatnonzero(cluster.gpu_count > 0)
         active = np.ones(cluster.nb_nodes, dtype=bool)

@@ -14,7 +14,9 @@ default pod list on its own 1,213-node cluster: a cluster size and a workload no
 (Bengio et al., "Curriculum learning", ICML 2009): with ``curriculum=True`` episode ``e`` of ``E``
 (``curriculum_episodes``) draws among the scenarios of difficulty <= ``1 + floor(3 e / E)``, so the
 hard ones enter last. Every draw comes from the generator the environment seeds (``reset(seed=...)``),
-so a seeded run picks the same scenarios.
+so a seeded run picks the same scenarios. ``reset(options={"scenario": name})`` replays one scenario of
+the pool instead (:func:`chosen_scenario`): no draw, and the curriculum does not advance, so the
+scenarios of the other episodes stay those of default resets.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm import arguments
 from hdeeprm.config.options import REPOSITORY
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.gpu_platform import load_gpu_cluster
@@ -173,6 +176,18 @@ class ScenarioSampler:
             return DIFFICULTIES[-1]
         return min(DIFFICULTIES[-1], 1 + (3 * self.episode) // self.curriculum_episodes)
 
+    def named(self, name: object) -> GpuScenario:
+        """The pool's scenario ``name`` (reset's ``options["scenario"]``); nothing is drawn, nothing advances.
+
+        Raises:
+            OptionsError: ``"scenario must be one of this environment's scenarios (easy-gen, ...), got 'x'"``.
+        """
+        for scenario in self.pool:
+            if scenario.name == name:
+                return scenario
+        raise OptionsError(f"scenario must be one of this environment's scenarios "
+                           f"({', '.join(s.name for s in self.pool)}), got {name!r}")
+
     def draw(self, rng: np.random.Generator) -> GpuScenario:
         """The next episode's scenario (advances the episode counter)."""
         level = self.level()
@@ -181,19 +196,41 @@ class ScenarioSampler:
         return open_[int(rng.integers(len(open_)))]
 
 
+#: The keys of the GPU environments' ``reset(options=...)`` when they sample scenarios (none with fixed inputs).
+RESET_OPTIONS = ("scenario",)
+
+
+def chosen_scenario(sampler: ScenarioSampler | None, options: object) -> GpuScenario | None:
+    """The scenario a GPU environment's ``reset(options=...)`` names, checked before anything is reset.
+
+    Args:
+        sampler: The environment's sampler, or None for fixed inputs (then no key is accepted).
+        options: reset's ``options``: None, ``{}`` or ``{"scenario": name}`` (:data:`RESET_OPTIONS`).
+
+    Returns:
+        The named scenario of the pool (:meth:`ScenarioSampler.named`), or None for a draw.
+
+    Raises:
+        OptionsError: Another key, any key with fixed inputs, or a name outside the pool.
+    """
+    options = arguments.reset_options(options, RESET_OPTIONS if sampler is not None else ())
+    return sampler.named(options["scenario"]) if "scenario" in options else None
+
+
 def episode_inputs(sampler: ScenarioSampler | None, rng: np.random.Generator, cluster: GpuCluster,
-                   jobs: GpuJobs) -> tuple[GpuScenario | None, GpuCluster, GpuJobs]:
+                   jobs: GpuJobs, chosen: GpuScenario | None = None) -> tuple[GpuScenario | None, GpuCluster, GpuJobs]:
     """The cluster and jobs of a GPU environment's next episode.
 
     Args:
         sampler: Draws a scenario per episode, or None for the environment's fixed inputs.
         rng: The environment's generator (``np_random``), seeded by ``reset(seed=...)``.
         cluster, jobs: The fixed inputs, used when ``sampler`` is None.
+        chosen: The scenario reset's options name (:func:`chosen_scenario`), replayed without a draw.
 
     Returns:
-        ``(scenario, cluster, jobs)``: the scenario drawn (None without a sampler) and its inputs.
+        ``(scenario, cluster, jobs)``: the scenario drawn or chosen (None without a sampler) and its inputs.
     """
     if sampler is None:
         return None, cluster, jobs
-    scenario = sampler.draw(rng)
+    scenario = chosen if chosen is not None else sampler.draw(rng)
     return scenario, scenario.cluster(), scenario.jobs()

@@ -116,14 +116,15 @@ class JobSlotEnv(gymnasium.Env):
         objective: Reward objective (overrides the options').
         core_selection: Core-selection policy placing the chosen job
             (:data:`~hdeeprm.decision.core_selection.CORE_SELECTIONS`) ["high_gflops"].
-        nb_slots: K, queued jobs shown (>= 1) [128].
+        nb_slots: K, queued jobs shown, in [1, :data:`~hdeeprm.arguments.MAX_SLOTS`] (4096) [128].
         seed: Seed of the workload conversion and default episode seed.
         nb_jobs: Jobs taken from the trace.
         max_steps: Decisions after which an episode is truncated (None = never).
         contention: Contention model name.
 
     Raises:
-        OptionsError: invalid options, inputs, ``nb_slots`` or core selection.
+        OptionsError: invalid options, inputs, ``nb_slots`` or core selection, named after the environment
+            (:func:`~hdeeprm.arguments.env_errors`).
 
     ## Version History
 
@@ -132,13 +133,14 @@ class JobSlotEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
+    @arguments.env_errors
     def __init__(self, options: Options | str | Path | None = None, *,
                  platform: str | Path | ResourceHierarchy | None = None,
                  workload: str | Path | Workload | None = None, objective: str | None = None,
                  core_selection: str = DEFAULT_SLOT_CORE_SELECTION, nb_slots: int = DEFAULT_NB_SLOTS,
                  seed: int | None = None, nb_jobs: int | None = None, max_steps: int | None = None,
                  contention: str | None = None) -> None:
-        nb_slots = arguments.count("nb_slots", nb_slots)
+        nb_slots = arguments.count("nb_slots", nb_slots, maximum=arguments.MAX_SLOTS, what=arguments.SLOTS_WHAT)
         self.core_selection = CORE_SELECTIONS.check(core_selection)
         self.options, self.hierarchy, self.workload = env_inputs(
             options, platform, workload, max_steps, objective=objective, seed=seed, nb_jobs=nb_jobs,
@@ -165,17 +167,22 @@ class JobSlotEnv(gymnasium.Env):
         self._mask = np.zeros(nb_slots, dtype=bool)
 
     # ---------------------------------------------------------------- gym API
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new simulation and run it to the first decision point.
 
         Args:
             seed: Seeds the environment's generator, which seeds the random core selection.
-            options: Unused (accepted for the Gymnasium API).
+            options: None or ``{}``: every episode replays the whole workload, so there is nothing to choose.
 
         Returns:
             ``(observation, info)``: float32 (K, 5), and a dict with ``action_mask``
             (bool, (K,)), ``time`` (s), ``queue`` (pending jobs) and ``jobs_ended``.
+
+        Raises:
+            OptionsError: non-empty ``options`` (:func:`~hdeeprm.arguments.reset_options`).
         """
+        arguments.reset_options(options)
         super().reset(seed=seed)
         self.episode = env_episode(self.options, self.hierarchy, self.workload, self.np_random)
         self.steps = 0

@@ -27,8 +27,7 @@ from hdeeprm.decision.rlscheduler import rls_keys
 from hdeeprm.errors import OptionsError
 from hdeeprm.run.loop import as_action
 from hdeeprm.run.rlscheduler import RLSScheduler, replay
-from hdeeprm.workload.rlscheduler import (RLSTrace, check_window_draw, draw_start, explicit_starts,
-                                          gym_random_state, read_rlscheduler_swf)
+from hdeeprm.workload.rlscheduler import RLSTrace, check_window_draw, draw_start, gym_random_state, read_rlscheduler_swf
 
 #: Queued jobs shown to the agent (their ``MAX_QUEUE_SIZE``, l. 21).
 RLS_SLOTS = 128
@@ -46,6 +45,8 @@ DEFAULT_TRACE = Path(__file__).resolve().parents[2] / "workloads" / "lublin_500_
 #: Default sequence length: their 256 needs more than the shipped trace's 500 jobs (starts are drawn in
 #: ``[length, jobs - length - 1)``); pass ``length=RLS_SEQUENCE_LENGTH`` with a longer trace for their protocol.
 DEFAULT_LENGTH = 128
+#: The keys ``reset(options=...)`` honours.
+RESET_OPTIONS = ("start",)
 #: Draws after which a trajectory filter that keeps no sequence is refused.
 _MAX_DRAWS = 10000
 
@@ -114,16 +115,21 @@ class RLSchedulerEnv(gymnasium.Env):
     Args:
         trace: An SWF trace read their way (path, or an already read trace) [the shipped
             ``workloads/lublin_500_100.swf``].
-        length: Jobs per sequence [128; theirs is 256, ``RLS_SEQUENCE_LENGTH``].
-        backfilling: Their ``--backfil 1``.
-        first_jobs: Their ``batch_job_slice``: draw from the first N kept jobs (0 = all).
-        starts: Fixed sequence starts (kept-job indices), used in turn instead of drawing.
+        length: Jobs per sequence, in [1, the trace's kept jobs] [128; theirs is 256, ``RLS_SEQUENCE_LENGTH``].
+        backfilling: Their ``--backfil 1`` (a ``bool``).
+        first_jobs: Their ``batch_job_slice``: draw from the first N kept jobs, in [0, the trace's kept
+            jobs] (0 = all).
+        starts: Fixed sequence starts (kept-job indices, integers in [0, kept jobs - ``length``]), used in
+            turn instead of drawing.
         sjf_filter: ``(low, high)``: keep a drawn sequence only when ``rls_sjf``'s mean
             bounded slowdown on it (same backfilling) is strictly between them, their
             trajectory filtering (``build_sjf``, l. 286-296, with 10 and 150).
 
+    Counts are Python or NumPy integers, never ``bool``, floats or strings (:mod:`hdeeprm.arguments`).
+
     Raises:
-        OptionsError: a bad argument or window, or a filter no drawn sequence passes.
+        OptionsError: a bad argument or window, or a filter no drawn sequence passes, named after the
+            environment (``"hdeeprm/RLScheduler-v0: starts[0] must be an integer in [0, 372] (...), got 1.5"``).
         WorkloadError: a malformed trace (the reader's one-line message).
 
     ## Version History
@@ -133,24 +139,32 @@ class RLSchedulerEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
+    @arguments.env_errors
     def __init__(self, trace: str | os.PathLike | RLSTrace | None = None, *, length: int = DEFAULT_LENGTH,
                  backfilling: bool = False, first_jobs: int = 0, starts: list[int] | None = None,
                  sjf_filter: tuple[float, float] | None = None) -> None:
         self.length = arguments.count("length", length)
         self.backfilling = bool(arguments.flag("backfilling", backfilling))
         first_jobs = arguments.count("first_jobs", first_jobs, minimum=0)
-        self.trace = trace if isinstance(trace, RLSTrace) else read_rlscheduler_swf(trace or DEFAULT_TRACE)
-        if first_jobs > len(self.trace):
-            raise OptionsError(f"first_jobs must be <= the trace's {len(self.trace)} kept jobs, got {first_jobs}")
-        self.limit = first_jobs or len(self.trace)
-        self.starts = explicit_starts(starts, len(self.trace), self.length) if starts is not None else None
-        if self.starts is None:
-            check_window_draw(self.limit, self.length)
+        if starts is not None:
+            starts = arguments.sequence("starts", starts, "a list of integers")
         if sjf_filter is not None:
-            if len(sjf_filter) != 2 or not sjf_filter[0] < sjf_filter[1]:
+            low, high = arguments.sequence("sjf_filter", sjf_filter, "a pair (low, high)", length=2)
+            sjf_filter = (arguments.real("sjf_filter low", low), arguments.real("sjf_filter high", high))
+            if not sjf_filter[0] < sjf_filter[1]:
                 raise OptionsError(f"sjf_filter must be (low, high) with low < high, got {sjf_filter}")
-            sjf_filter = (arguments.real("sjf_filter low", sjf_filter[0]),
-                          arguments.real("sjf_filter high", sjf_filter[1]))
+        self.trace = trace if isinstance(trace, RLSTrace) else read_rlscheduler_swf(trace or DEFAULT_TRACE)
+        kept = len(self.trace)
+        arguments.count("length", self.length, maximum=kept, what="kept jobs of the trace")
+        arguments.count("first_jobs", first_jobs, 0, maximum=kept, what="kept jobs of the trace")
+        self.limit = first_jobs or kept
+        self.starts = None
+        if starts is not None:
+            self.starts = [self._start(f"starts[{i}]", s) for i, s in enumerate(starts)]
+            if not self.starts:
+                raise OptionsError("starts must hold at least one window start, got []")
+        else:
+            check_window_draw(self.limit, self.length)
         self.sjf_filter = sjf_filter
         self._sjf_cache: dict[int, float] = {}
         self._static = _static_features(self.trace)
@@ -165,12 +179,15 @@ class RLSchedulerEnv(gymnasium.Env):
         self._turn = 0
 
     # ---------------------------------------------------------------- gym API
+    @arguments.env_errors
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a sequence: ``options["start"]``, the next of ``starts``, or one drawn their way.
 
         Args:
             seed: Seeds their draw of sequence starts (:func:`~hdeeprm.workload.rlscheduler.gym_random_state`).
-            options: ``{"start": s}`` for an explicit sequence start (kept-job index).
+            options: :data:`RESET_OPTIONS`: ``{"start": s}`` replays the sequence from kept job ``s`` (an
+                integer in [0, kept jobs - ``length``]); it neither draws nor takes a turn of ``starts``,
+                so the episodes of default resets stay the same. None or ``{}``: as without.
 
         Returns:
             ``(observation, info)``: float32 (128, 8), and a dict with ``action_mask`` (bool, (128,)),
@@ -178,17 +195,17 @@ class RLSchedulerEnv(gymnasium.Env):
             started), ``start`` (the sequence's first kept-job index) and ``masked_actions``.
 
         Raises:
-            OptionsError: an explicit start outside the trace.
+            OptionsError: an explicit start that is not an integer of the trace's windows, or another key.
         """
+        options = arguments.reset_options(options, RESET_OPTIONS)
+        start = self._start("start", options["start"]) if "start" in options else None
         super().reset(seed=seed)
         if seed is not None or self._draw is None:
             self._draw = gym_random_state(seed if seed is not None else int(self.np_random.integers(2**31 - 1)))
-        if options and "start" in options:
-            start = explicit_starts([options["start"]], len(self.trace), self.length)[0]
-        elif self.starts is not None:
+        if start is None and self.starts is not None:
             start = self.starts[self._turn % len(self.starts)]
             self._turn += 1
-        else:
+        elif start is None:
             start = self._drawn_start()
         self.sim = RLSScheduler(self.trace, start, self.length, self.backfilling)
         self.masked_actions = 0
@@ -223,6 +240,12 @@ class RLSchedulerEnv(gymnasium.Env):
         return mask
 
     # --------------------------------------------------------------- internals
+    def _start(self, name: str, value: Any) -> int:
+        """A window start given by the user (``starts`` or reset's ``start``), checked as an integer of the trace."""
+        last = len(self.trace) - self.length
+        return arguments.count(name, value, 0, maximum=last,
+                               what=f"windows of {self.length} jobs among {len(self.trace)} kept jobs")
+
     def _drawn_start(self) -> int:
         for _ in range(_MAX_DRAWS):
             start = draw_start(self._draw, self.limit, self.length)

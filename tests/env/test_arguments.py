@@ -40,15 +40,20 @@ CASES = [
     ((hdeeprm.ENV_ID,), {"actions": ["first-random", 6]}, "actions must name each action once, got 6 twice"),
     ((hdeeprm.ENV_ID,), {"actions": "first-random"},
      "actions must be a list of action indices or 'job-core' names, got 'first-random'"),
-    ((hdeeprm.JOB_SLOT_ENV_ID,), {"nb_slots": 2.0}, "nb_slots must be an integer >= 1, got 2.0"),
-    ((hdeeprm.JOB_SLOT_ENV_ID,), {"nb_slots": 0}, "nb_slots must be an integer >= 1, got 0"),
+    ((hdeeprm.JOB_SLOT_ENV_ID,), {"nb_slots": 2.0},
+     "nb_slots must be an integer in [1, 4096] (queued jobs shown), got 2.0"),
+    ((hdeeprm.JOB_SLOT_ENV_ID,), {"nb_slots": 0},
+     "nb_slots must be an integer in [1, 4096] (queued jobs shown), got 0"),
     (GPU_ENVS, {"first_job": -1}, "first_job must be an integer >= 0, got -1"),
     (GPU_ENVS, {"curriculum": "no"}, "curriculum must be True or False, got 'no'"),
-    ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"gpu_slots": 0}, "gpu_slots must be an integer >= 1, got 0"),
-    ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"gpu_slots": 2.5}, "gpu_slots must be an integer >= 1, got 2.5"),
+    ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"gpu_slots": 0},
+     "gpu_slots must be an integer in [1, 64] (GPUs of one node), got 0"),
+    ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"gpu_slots": 2.5},
+     "gpu_slots must be an integer in [1, 64] (GPUs of one node), got 2.5"),
     ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"curriculum_episodes": 0},
      "curriculum_episodes must be an integer >= 1, got 0"),
-    ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"max_nodes": 0}, "max_nodes must be an integer >= 1 or None, got 0"),
+    ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"max_nodes": 0},
+     "max_nodes must be an integer in [1, 65536] (nodes) or None, got 0"),
     ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"frag_weight": NAN}, "frag_weight must be a finite number >= 0, got nan"),
     ((hdeeprm.GPU_PLACEMENT_ENV_ID,), {"wait_weight": INF}, "wait_weight must be a finite number >= 0, got inf"),
     (GPU_ENVS[1:], {"step_seconds": INF}, "step_seconds must be a finite number > 0, got inf"),
@@ -63,7 +68,7 @@ CASES = [
 @pytest.mark.parametrize("env_id, kwargs, message",
                          [(env_id, kwargs, message) for ids, kwargs, message in CASES for env_id in ids])
 def test_bad_arguments_are_one_options_error_naming_them(env_id, kwargs, message):
-    with pytest.raises(OptionsError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(OptionsError, match=f"^{re.escape(f'{env_id}: {message}')}$"):
         gymnasium.make(env_id, **kwargs)
 
 

@@ -88,7 +88,7 @@ def test_an_empty_slot_names_slot_0_and_is_counted(toy_hierarchy):
     ({"backfilling": "greedy"},
      "backfilling must be one of easy_backfilling, conservative_backfilling, got 'greedy'"),
     ({"backfill_ordering": "fisrt"}, "fisrt"),
-    ({"normalisers": (3600.0,)}, r"normalisers must be \(seconds, cores\), got \(3600.0,\)"),
+    ({"normalisers": (3600.0,)}, r"normalisers must be a pair \(seconds, cores\), got \(3600.0,\)"),
     ({"normalisers": (3600.0, 0.0)}, "normalisers"),
 ])
 def test_bad_arguments(toy_hierarchy, kwargs, message):

@@ -95,7 +95,7 @@ def test_actions_by_name_and_errors():
             "unknown core-selection policy 'fast' (valid: random, high_gflops, high_cores, high_mem, high_mem_bw, "
             "low_power, contiguous)")):
         HDeepRMEnv(TOY_OPTIONS, actions=["first-fast"])
-    with pytest.raises(OptionsError, match="^max_steps must be an integer >= 1 or None, got 0$"):
+    with pytest.raises(OptionsError, match="^hdeeprm/HDeepRM-v0: max_steps must be an integer >= 1 or None, got 0$"):
         HDeepRMEnv(TOY_OPTIONS, max_steps=0)
     with pytest.raises(gymnasium.error.ResetNeeded, match=re.escape("call reset() before step()")):
         HDeepRMEnv(TOY_OPTIONS).step(0)

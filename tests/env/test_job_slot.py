@@ -115,7 +115,8 @@ def test_the_short_queue_observation_equals_the_array_one(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"nb_slots": 0}, "nb_slots must be an integer >= 1, got 0"),
+    ({"nb_slots": 0},
+     r"^hdeeprm/HDeepRM-JobSlot-v0: nb_slots must be an integer in \[1, 4096\] \(queued jobs shown\), got 0$"),
     ({"core_selection": "fastest"}, "unknown core-selection policy 'fastest'"),
 ])
 def test_bad_arguments(toy_hierarchy, kwargs, message):

@@ -137,13 +137,15 @@ def test_features_follow_their_normalisers(tiny):
 @pytest.mark.parametrize("kwargs,message", [
     ({"length": 0}, "length must be an integer >= 1, got 0"),
     ({"length": 300}, r"RLScheduler draws window starts in \[300, 199\): 500 jobs are too few for windows of 300"),
-    ({"first_jobs": 600}, "first_jobs must be <= the trace's 500 kept jobs, got 600"),
+    ({"length": 501}, r"length must be an integer in \[1, 500\] \(kept jobs of the trace\), got 501"),
+    ({"first_jobs": 600}, r"first_jobs must be an integer in \[0, 500\] \(kept jobs of the trace\), got 600"),
     ({"backfilling": "yes"}, "backfilling must be True or False, got 'yes'"),
-    ({"starts": [450]}, r"window start 450 must be in \[0, 372\] for windows of 128 jobs among 500 kept jobs"),
-    ({"sjf_filter": (150, 10)}, r"sjf_filter must be \(low, high\) with low < high, got \(150, 10\)"),
+    ({"starts": [450]},
+     r"starts\[0\] must be an integer in \[0, 372\] \(windows of 128 jobs among 500 kept jobs\), got 450"),
+    ({"sjf_filter": (150, 10)}, r"sjf_filter must be \(low, high\) with low < high, got \(150.0, 10.0\)"),
 ])
 def test_bad_arguments_are_refused_in_one_line(kwargs, message):
-    with pytest.raises(OptionsError, match=f"^{message}"):
+    with pytest.raises(OptionsError, match=f"^hdeeprm/RLScheduler-v0: {message}"):
         RLSchedulerEnv(**kwargs)
 
 
@@ -153,5 +155,5 @@ def test_a_bad_action_and_a_filter_nothing_passes_are_refused_in_one_line():
     with pytest.raises(AgentError, match=r"^the action must be an integer in \[0, 127\], got 128$"):
         env.step(128)
     env = RLSchedulerEnv(sjf_filter=(1e6, 1e7))
-    with pytest.raises(OptionsError, match=r"^sjf_filter \(1000000.0, 10000000.0\): none of 10000 drawn"):
+    with pytest.raises(OptionsError, match=r"^hdeeprm/RLScheduler-v0: sjf_filter \(1000000.0, 10000000.0\): none of "):
         env.reset(seed=0)

@@ -205,7 +205,7 @@ def test_unknown_env_ids_and_arguments_fail_before_serving():
     with pytest.raises(OptionsError, match=r"^unknown argument 'max_step' of hdeeprm/GpuProvisioning-v1 "
                                            r"\(valid: .*did you mean 'max_steps'\?\)$"):
         build_app("GpuProvisioning-v1", {"max_step": 3})
-    with pytest.raises(OptionsError, match="^step_seconds must be a finite number > 0, got 0$"):
+    with pytest.raises(OptionsError, match=f"^{PROVISIONING}: step_seconds must be a finite number > 0, got 0$"):
         build_app(PROVISIONING, {"step_seconds": 0})
 
 

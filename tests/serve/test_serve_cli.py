@@ -62,7 +62,7 @@ def test_the_command_serves_the_easy_task_with_the_in_process_score():
     (["GpuProvisioning-v9"], "unknown environment id 'GpuProvisioning-v9' (valid: hdeeprm/HDeepRM-v0, "),
     (["GpuProvisioning-v1", "tsk=easy"], "unknown argument 'tsk' of hdeeprm/GpuProvisioning-v1 (valid: "),
     (["GpuProvisioning-v1", "task"], "environment arguments must be KEY=VALUE with KEY a Python name, got 'task'"),
-    (["GpuProvisioning-v1", "task=eazy"], "unknown GPU scenario 'eazy' (valid: "),
+    (["GpuProvisioning-v1", "task=eazy"], "hdeeprm/GpuProvisioning-v1: unknown GPU scenario 'eazy' (valid: "),
     (["GpuProvisioning-v1", "max_steps=NaN"], "numbers must be finite JSON numbers (RFC 8259), got NaN"),
     (["GpuProvisioning-v1", "--port", "0"], "--port must be in [1, 65535], got 0"),
 ])
