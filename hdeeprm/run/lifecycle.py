@@ -123,7 +123,7 @@ def previous_run(outdir: str | Path) -> dict | None:
         if text.strip() and not text.lstrip().startswith("{"):
             return None   # not one HDeepRM wrote
         how = (f"is empty ({len(text.encode('utf-8'))} bytes)" if not text.strip() else
-               f"is cut short ({len(text.encode('utf-8'))} bytes, {exc.msg} at line {exc.lineno})")
+               f"is cut short ({len(text.encode('utf-8'))} bytes, not valid JSON from line {exc.lineno})")
         return {"state": DAMAGED, "pid": "unknown", "episodes": 0,
                 "text": f"{path} {how}: the write was stopped (a full disk or a crash of the machine); "
                         "what the run did is unknown"}
@@ -200,7 +200,7 @@ def end_failed(outdir: Path, exc: BaseException, write_status) -> None:
     being recorded (``out_*.csv``, ``out_metrics.json``, ``overutilizations.json``) are incomplete:
     they are removed, so that nothing looks like a finished run's (and the room is given back).
     ``run.json`` is then rewritten as failed; when even that cannot be done, the error is logged
-    and the run's own error is the one raised.
+    and the run's own error is the one raised (alone when it names ``run.json`` too).
 
     Args:
         outdir: The run's folder.
@@ -217,7 +217,8 @@ def end_failed(outdir: Path, exc: BaseException, write_status) -> None:
     try:
         write_status({"error": error})
     except OSError as again:
-        log.error("could not mark %s as failed: %s", outdir / "run.json", again.strerror or again)
+        if not (isinstance(exc, OSError) and exc.filename == again.filename):   # else the run's error says it
+            log.error("could not mark %s as failed: %s", outdir / "run.json", again.strerror or again)
 
 
 def progress_bar(total: int, unit: str, desc: str):
