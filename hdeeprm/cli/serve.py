@@ -9,9 +9,11 @@ Usage::
 
 ``ENV_ID`` is an id of :data:`hdeeprm.ENV_ENTRY_POINTS`, with or without its ``hdeeprm/`` namespace.
 ``KEY=VALUE`` are the environment's constructor arguments; a VALUE is read as JSON when it is JSON
-(``50``, ``0.5``, ``true``, ``null``, ``["a","b"]``) and as a string otherwise. The environment is built
-once before the server starts, so a bad id or argument fails at once, as
-``hdeeprm-serve: error: <message>`` with exit status 2. See :mod:`hdeeprm.serve.app` and ``docs/serve.rst``.
+(``50``, ``0.5``, ``true``, ``null``, ``["a","b"]``) and as a string otherwise. The id, the arguments'
+syntax and the address are checked before the server's modules load (a mistyped id is refused in well
+under a second), then the environment is built once before the server starts, so a bad argument fails
+before serving too, as ``hdeeprm-serve: error: <message>`` with exit status 2. See :mod:`hdeeprm.serve.app`
+and ``docs/serve.rst``.
 """
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def check_address(host: str, port: int) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``hdeeprm-serve``."""
-    from hdeeprm.serve.app import DEFAULT_HOST, DEFAULT_MAX_SESSIONS, DEFAULT_PORT, DEFAULT_SESSION_TIMEOUT
+    from hdeeprm.serve.defaults import DEFAULT_HOST, DEFAULT_MAX_SESSIONS, DEFAULT_PORT, DEFAULT_SESSION_TIMEOUT
 
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
     p.add_argument("env_id", metavar="ENV_ID", help="registered id, e.g. hdeeprm/GpuProvisioning-v1")
@@ -89,15 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run() -> int:
+        from hdeeprm.serve.defaults import resolve_env_id
+
+        env_id = resolve_env_id(args.env_id)   # before the server's imports: a mistyped id is refused at once
+        env_kwargs = parse_assignments(args.kwargs)
+        if not 0 < args.port < 65536:
+            raise OptionsError(f"--port must be in [1, 65535], got {args.port}")
+        check_address(args.host, args.port)
         import uvicorn
 
         from hdeeprm.serve.app import build_app
 
-        if not 0 < args.port < 65536:
-            raise OptionsError(f"--port must be in [1, 65535], got {args.port}")
-        check_address(args.host, args.port)
-        app = build_app(args.env_id, parse_assignments(args.kwargs), max_sessions=args.max_sessions,
-                        session_timeout=args.session_timeout)
+        app = build_app(env_id, env_kwargs, max_sessions=args.max_sessions, session_timeout=args.session_timeout)
         hub = app.state.hub
         tasks = f"; tasks: {', '.join(hub.tasks)}" if hub.tasks else ""
         print(f"{PROG}: serving {hub.env_id} on http://{args.host}:{args.port} (WebSocket /ws, HTTP /reset "

@@ -12,6 +12,14 @@ The other modules:
 
 * :mod:`~hdeeprm.serve.sessions`: Sessions of ``hdeeprm-serve``: one Gymnasium environment and episode per
   client, behind OpenEnv's interfaces.
+* :mod:`~hdeeprm.serve.websocket`: the WebSocket session path ``/ws``: OpenEnv's message protocol over one
+  session, with the HTTP routes' one-line errors and statuses.
+* :mod:`~hdeeprm.serve.models`: the typed OpenEnv models of a served environment (actions, observations,
+  states).
+* :mod:`~hdeeprm.serve.defaults`: what ``hdeeprm-serve`` knows before it imports its server: the defaults and
+  the environment id check (imports nothing heavy).
+* :mod:`~hdeeprm.serve.openenv_api`: the names of ``openenv-core`` the server and client use, imported without
+  OpenEnv's Gradio web interface (start-up time).
 """
 from __future__ import annotations
 

@@ -2,12 +2,12 @@
 
 :func:`build_app` wraps one registered environment (:data:`hdeeprm.ENV_ENTRY_POINTS`) in an OpenEnv
 ``Environment`` and builds the FastAPI application of ``openenv-core``'s ``create_app``: ``/health``,
-``/schema``, ``/metadata`` and the WebSocket session path ``/ws`` are OpenEnv's, with typed
-:class:`~openenv.core.Action` / :class:`~openenv.core.Observation` models made from the environment's
-spaces. OpenEnv's HTTP ``/reset`` and ``/step`` build a fresh environment for every request (no episode
-lasts beyond one call), so they are replaced by stateful ones with OpenEnv's request and response models:
-``/reset`` opens an HTTP session and returns its ``session_id`` in the observation, ``/step`` and
-``/state`` take it back, ``/close`` frees it.
+``/schema`` and ``/metadata`` are OpenEnv's, with typed :class:`~openenv.core.Action` /
+:class:`~openenv.core.Observation` models made from the environment's spaces. OpenEnv's HTTP ``/reset`` and
+``/step`` build a fresh environment for every request (no episode lasts beyond one call), so they are
+replaced by stateful ones with OpenEnv's request and response models: ``/reset`` opens an HTTP session and
+returns its ``session_id`` in the observation, ``/step`` and ``/state`` take it back, ``/close`` frees it.
+The WebSocket session path ``/ws`` speaks OpenEnv's protocol through :mod:`hdeeprm.serve.websocket`.
 
 Every session (one WebSocket connection, or one HTTP ``session_id``) holds its own environment and
 episode: its own seed (``reset``'s ``seed``, as Gymnasium's ``reset(seed=...)``), its own task
@@ -17,11 +17,12 @@ episode: its own seed (``reset``'s ``seed``, as Gymnasium's ``reset(seed=...)``)
 :mod:`hdeeprm.serve.spaces`), the action mask, ``terminated``, ``truncated``, the grader's ``score`` at
 the end of a graded episode, and the rest of ``info``.
 
-Errors are one line, never a traceback: a malformed request or a bad action gets 422, an unknown task or
-a bad environment argument 400, an unknown or expired session 404, a step before ``reset`` or after the
-episode ended 409, a full server 503 (WebSocket: an ``error`` message with the same one-line text). A
-session idle for ``session_timeout`` seconds is freed (HTTP: by a reaper task; WebSocket: by OpenEnv's,
-and at once when the connection drops).
+Errors are one line, never a traceback, with the same text and status over HTTP and WebSocket: a
+malformed request or a bad action gets 422, an unknown task or a bad environment argument 400, an unknown
+or expired session 404, a step before ``reset`` or after the episode ended 409, a full server 503
+(WebSocket: an ``error`` message with the line, OpenEnv's ``code`` and the ``status``). A session idle for
+``session_timeout`` seconds is freed by the server's reaper task (a WebSocket session also at once when its
+connection drops).
 """
 from __future__ import annotations
 
@@ -30,25 +31,22 @@ import functools
 import logging
 from typing import Any
 
-from fastapi import Body, FastAPI, WebSocketDisconnect
+from fastapi import Body, FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from openenv.core import ConcurrencyConfig, create_app
-from openenv.core.env_server.serialization import deserialize_action, serialize_observation
-from openenv.core.env_server.types import ResetRequest, ResetResponse, StepRequest, StepResponse
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hdeeprm.registry import suggest
-from hdeeprm.serve.sessions import (DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TIMEOUT, Hub, ServedEnvironment,
-                                    ServeError, Session, one_line, validation_message)
+from hdeeprm.serve.defaults import DEFAULT_HOST, DEFAULT_MAX_SESSIONS, DEFAULT_PORT, DEFAULT_SESSION_TIMEOUT
+from hdeeprm.serve.openenv_api import (ConcurrencyConfig, ResetRequest, ResetResponse, StepRequest, StepResponse,
+                                       create_app, serialize_observation)
+from hdeeprm.serve.sessions import (Hub, ServedEnvironment, ServeError, Session, malformed, one_line,
+                                    validation_message)
+from hdeeprm.serve.websocket import serve_websocket
 
 logger = logging.getLogger(__name__)
-
-#: Default address and port of ``hdeeprm-serve`` (loopback only: the server runs whatever its clients ask).
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "DEFAULT_SESSION_TIMEOUT", "Hub", "ServeError",
            "build_app", "validation_message"]
@@ -62,26 +60,6 @@ class CloseRequest(BaseModel):
 
 
 # ------------------------------------------------------------------ application
-class _QuietDisconnect:
-    """ASGI middleware: a WebSocket client that left before OpenEnv's endpoint closed the socket is no error.
-
-    OpenEnv 0.3.0's ``/ws`` endpoint closes the socket in a ``finally`` that only expects ``RuntimeError``;
-    when the client has already gone, Starlette raises ``WebSocketDisconnect`` there, which uvicorn would
-    log as a failed application with a traceback. The session is freed before that point either way.
-    """
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Run the application, dropping ``WebSocketDisconnect`` on WebSocket connections."""
-        try:
-            await self.app(scope, receive, send)
-        except WebSocketDisconnect:
-            if scope.get("type") != "websocket":
-                raise
-
-
 def build_app(env_id: str, env_kwargs: dict[str, Any] | None = None, *, max_sessions: int = DEFAULT_MAX_SESSIONS,
               session_timeout: float = DEFAULT_SESSION_TIMEOUT) -> FastAPI:
     """The FastAPI application serving ``env_id`` (see the module docstring); run it with uvicorn.
@@ -102,9 +80,14 @@ def build_app(env_id: str, env_kwargs: dict[str, Any] | None = None, *, max_sess
                                                           session_timeout=session_timeout))
     app.title = f"HDeepRM {hub.env_id}"
     app.state.hub = hub
-    # OpenEnv's HTTP /reset, /step and /state use a new environment per request: replace them by sessions.
+    # OpenEnv's HTTP /reset, /step and /state use a new environment per request: replace them by sessions;
+    # its /ws by hdeeprm.serve.websocket's (one-line errors with HTTP statuses, quiet disconnects).
     app.router.routes[:] = [route for route in app.router.routes
-                            if getattr(route, "path", None) not in ("/reset", "/step", "/state")]
+                            if getattr(route, "path", None) not in ("/reset", "/step", "/state", "/ws")]
+
+    @app.websocket("/ws")
+    async def websocket_session(websocket: WebSocket) -> None:
+        await serve_websocket(hub, websocket)
 
     @app.post("/reset", response_model=ResetResponse, tags=["Environment Control"],
               summary="Open an HTTP session (or reset the one named by session_id) and start an episode")
@@ -132,10 +115,7 @@ def build_app(env_id: str, env_kwargs: dict[str, Any] | None = None, *, max_sess
             raise ServeError(422, f"unknown step field '{name}' ({suggest(name, ['action', 'session_id'])})")
         if session_id is None:
             raise ServeError(422, "step needs the session_id that /reset returned (or use the WebSocket path /ws)")
-        try:
-            action = deserialize_action(request.action, hub.action_cls)
-        except ValidationError as exc:
-            raise ServeError(422, f"invalid action: {validation_message(exc.errors())}") from None
+        action = hub.parse_action(request.action)
         session = hub.http_session(str(session_id))
         observation = await run_in_threadpool(session.step, action)
         return StepResponse(**serialize_observation(observation))
@@ -158,15 +138,14 @@ def build_app(env_id: str, env_kwargs: dict[str, Any] | None = None, *, max_sess
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def malformed(request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": f"malformed request: {validation_message(exc.errors())}"}, status_code=422)
+    async def malformed_request(request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": str(malformed(list(exc.errors())).detail)}, status_code=422)
 
     @app.exception_handler(Exception)
     async def internal(request, exc: Exception) -> JSONResponse:
         logger.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
         return JSONResponse({"detail": one_line(f"internal error: {type(exc).__name__}: {exc}")}, status_code=500)
 
-    app.add_middleware(_QuietDisconnect)
     reaper: list[asyncio.Task] = []
 
     async def reap_forever() -> None:

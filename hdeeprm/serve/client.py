@@ -23,12 +23,12 @@ import gymnasium
 import httpx
 import numpy as np
 from gymnasium import spaces
-from openenv.core import EnvClient
-from openenv.core.client_types import StepResult
 
 from hdeeprm.errors import HDeepRMError, OptionsError
 from hdeeprm.serve import spaces as codec
-from hdeeprm.serve.app import DEFAULT_HOST, DEFAULT_PORT, validation_message
+from hdeeprm.serve.defaults import DEFAULT_HOST, DEFAULT_PORT
+from hdeeprm.serve.openenv_api import EnvClient, StepResult
+from hdeeprm.serve.sessions import validation_message
 
 #: Transports of :class:`Client`.
 TRANSPORTS = ("ws", "http")
@@ -41,7 +41,8 @@ class RemoteEnvError(HDeepRMError):
 
     Args:
         message: The server's reason.
-        status: HTTP status (HTTP transport), or None.
+        status: HTTP status of the refusal (over WebSocket: the one the server sends beside its code), or
+            None (the server could not be reached).
         code: OpenEnv's WebSocket error code (``VALIDATION_ERROR``, ``EXECUTION_ERROR``, ...), or None.
     """
 
@@ -70,9 +71,9 @@ class _OpenEnvClient(EnvClient):
         if response.get("type") == "error":
             data = response.get("data", {})
             reason = data.get("message", "error")
-            if data.get("errors"):
+            if data.get("errors"):   # pydantic's errors, as OpenEnv's own servers send them
                 reason = f"invalid {message.get('type', 'message')}: {validation_message(data['errors'])}"
-            raise RemoteEnvError(reason, code=data.get("code"))
+            raise RemoteEnvError(reason, status=data.get("status"), code=data.get("code"))
         return response
 
 

@@ -2,15 +2,15 @@
 
 :class:`Hub` holds what every session of a server shares (the environment id and arguments, the typed
 OpenEnv models made from its spaces, the session count and the open HTTP sessions); a :class:`Session`
-holds one client's environment, task, seed and episode; :class:`ServedEnvironment` is the OpenEnv
-``Environment`` of a WebSocket session. Client mistakes raise :class:`ServeError`, an HTTP error with a
-one-line reason (see :mod:`hdeeprm.serve.app` for the status codes).
+holds one client's environment, task, seed and episode (an HTTP ``session_id`` or a WebSocket connection);
+:class:`ServedEnvironment` is the OpenEnv ``Environment`` that OpenEnv's ``create_app`` is given (its
+``/metadata``). Client mistakes raise :class:`ServeError`, an HTTP error with a one-line reason (see
+:mod:`hdeeprm.serve.app` for the status codes), sent over HTTP and WebSocket alike.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
-import re
 import threading
 import time
 import uuid
@@ -20,38 +20,44 @@ import gymnasium
 import numpy as np
 from fastapi import HTTPException
 from gymnasium import spaces
-from openenv.core import Action, Environment, Observation, State
-from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, create_model
+from pydantic import BaseModel, ValidationError
 
 import hdeeprm
 from hdeeprm import (ENV_ENTRY_POINTS, GPU_JOB_SLOT_ENV_ID, GPU_PLACEMENT_ENV_ID, GPU_PROVISIONING_ENV_ID,
                      GPU_PROVISIONING_V1_ENV_ID)
 from hdeeprm.errors import AgentError, HDeepRMError, OptionsError
 from hdeeprm.registry import suggest
-from hdeeprm.run.loop import as_action
 from hdeeprm.serve import spaces as codec
+from hdeeprm.serve.defaults import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TIMEOUT, NAMESPACE, resolve_env_id
+from hdeeprm.serve.models import ServedState, ServerState, jsonable, models
+from hdeeprm.serve.openenv_api import Action, Environment, EnvironmentMetadata, Observation, deserialize_action
 
-#: Sessions (WebSocket and HTTP together) a server holds at once.
-DEFAULT_MAX_SESSIONS = 16
-#: Seconds of inactivity after which a session is freed.
-DEFAULT_SESSION_TIMEOUT = 600.0
-#: Namespace of HDeepRM's environment ids (``GpuProvisioning-v1`` is accepted for ``hdeeprm/GpuProvisioning-v1``).
-NAMESPACE = "hdeeprm/"
+__all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_TIMEOUT", "NAMESPACE", "RESET_FIELDS", "Hub", "ServeError",
+           "ServedEnvironment", "Session", "env_tasks", "one_line", "resolve_env_id", "task_argument",
+           "validation_message"]
+
 #: Fields ``reset`` accepts (HTTP body or WebSocket ``data``).
 RESET_FIELDS = ("seed", "episode_id", "task", "env_id", "session_id")
+#: pydantic error types of a value that should have been a JSON object.
+_NOT_AN_OBJECT = ("model_type", "model_attributes_type", "dict_type")
 
 
 class ServeError(HTTPException):
     """An error a client caused, sent back as HTTP ``status`` with a one-line ``{"detail": message}``.
 
+    Over the WebSocket path the same line travels as OpenEnv's error message, with ``status`` beside
+    OpenEnv's error ``code`` (:mod:`hdeeprm.serve.websocket`).
+
     Args:
         status: HTTP status code (4xx; 503 for a full server).
         message: What is wrong and what to change (newlines are joined: the reply is one line).
+        code: OpenEnv's WebSocket error code (``INVALID_JSON``, ``UNKNOWN_TYPE``, ...), or None for the one
+            that goes with ``status``.
     """
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
         super().__init__(status_code=status, detail=one_line(message))
+        self.code = code
 
     def __str__(self) -> str:
         """The message alone (OpenEnv's WebSocket path sends ``str(error)``)."""
@@ -64,26 +70,42 @@ def one_line(message: Any) -> str:
 
 
 def validation_message(errors: list[dict[str, Any]]) -> str:
-    """One line from pydantic's errors: ``"action: Input should be a valid integer (got 'x')"``, joined by ``"; "``."""
+    """One line from pydantic's errors: ``"action: Input should be a valid integer (got 'x')"``, joined by ``"; "``.
+
+    The same text for HTTP bodies (FastAPI's errors) and WebSocket messages: a body or message that is not
+    JSON reads ``not JSON (<reason> at character N)``, a value that should be an object ``Input should be a
+    JSON object (got ...)``; a missing field shows no input.
+
+    Args:
+        errors: pydantic's (or FastAPI's) error dicts, with ``loc``, ``msg``, ``type`` and ``input``.
+
+    Returns:
+        The line (``"invalid request"`` for no errors).
+    """
     parts = []
     for error in errors:
-        where = ".".join(str(part) for part in error.get("loc", ()) if part not in ("body",))
-        got = f" (got {error['input']!r})" if "input" in error and len(repr(error["input"])) <= 60 else ""
-        parts.append(f"{where + ': ' if where else ''}{error.get('msg', 'invalid')}{got}")
+        loc = [part for part in error.get("loc", ()) if part != "body"]
+        kind, message = error.get("type"), error.get("msg", "invalid")
+        if kind == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "JSON decode error")
+            at = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
+            parts.append(f"not JSON ({reason}{at})")
+            continue
+        if kind in _NOT_AN_OBJECT:
+            message = "Input should be a JSON object"
+        where = ".".join(str(part) for part in loc)
+        shown = "input" in error and kind != "missing" and len(repr(error["input"])) <= 60
+        got = f" (got {error['input']!r})" if shown else ""
+        parts.append(f"{where + ': ' if where else ''}{message}{got}")
     return "; ".join(parts) or "invalid request"
 
 
-# ------------------------------------------------------------------ environments and tasks
-def resolve_env_id(name: str) -> str:
-    """The registered id ``name`` names (``hdeeprm/X`` or ``X``).
+def malformed(errors: list[dict[str, Any]]) -> ServeError:
+    """The 422 of a malformed request or message: ``malformed request: <validation_message(errors)>``."""
+    return ServeError(422, f"malformed request: {validation_message(errors)}")
 
-    Raises:
-        OptionsError: ``unknown environment id 'X' (valid: ...; did you mean '...'?)``.
-    """
-    for candidate in (name, NAMESPACE + name):
-        if candidate in ENV_ENTRY_POINTS:
-            return candidate
-    raise OptionsError(f"unknown environment id '{name}' ({suggest(name, list(ENV_ENTRY_POINTS))})")
+
+# ------------------------------------------------------------------ environments and tasks
 
 
 def env_class(env_id: str) -> type[gymnasium.Env]:
@@ -123,80 +145,35 @@ def env_tasks(env_id: str) -> tuple[str | None, tuple[str, ...]]:
     return None, ()
 
 
-def jsonable(value: Any) -> Any:
-    """``info`` values as JSON: arrays as lists, NumPy scalars as Python's, non-finite floats as strings."""
-    if isinstance(value, dict):
-        return {str(key): jsonable(v) for key, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return codec.array_to_json(value)
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        return codec.array_to_json(np.asarray(value)) if not np.isfinite(value) else value
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    return str(value)
+def task_argument(env_id: str, task: str | list[str]) -> str | list[str]:
+    """The constructor value of a task of :func:`env_tasks`: a name as it is; a list of names as scenario names.
 
+    The environments take one name (a task, a scenario or a split) or a list of scenario names, so a list
+    that names a provisioning task (``easy`` is ``easy-gen``, see
+    :data:`~hdeeprm.env.gpu_provisioning.PROVISIONING_TASKS`) or a split (``train``: its scenarios) is
+    written with their scenarios, each once, in the order given.
 
-class ServedState(State):
-    """``/state`` of a session (OpenEnv's ``State``: ``episode_id``, ``step_count``, and these)."""
+    Args:
+        env_id: A registered id with named tasks.
+        task: A name, or a list of names of :func:`env_tasks`.
 
-    env_id: str = Field(description="Registered id of the served environment")
-    session_id: str | None = Field(default=None, description="The session (HTTP sessions; None on a WebSocket)")
-    task: Any = Field(default=None, description="Task of the episode (None: the server's default)")
-    seed: int | None = Field(default=None, description="Seed given to the episode's reset")
-    terminated: bool = Field(default=False, description="The episode reached its end")
-    truncated: bool = Field(default=False, description="The episode was cut (max_steps)")
-    score: float | None = Field(default=None, description="Grader score in [0, 1] at the end of a graded episode")
-    episode_return: float = Field(default=0.0, description="Sum of the episode's rewards so far")
+    Returns:
+        ``task`` when it is a name, else the list of scenario names.
+    """
+    if isinstance(task, str):
+        return task
+    from hdeeprm.env.gpu_scenarios import SPLITS, scenarios
 
+    aliases: dict[str, str] = {}
+    if env_id in (GPU_PROVISIONING_ENV_ID, GPU_PROVISIONING_V1_ENV_ID):
+        from hdeeprm.env.gpu_provisioning import PROVISIONING_TASKS
 
-class ServerState(State):
-    """``/state`` without a session: the server's environment, tasks and sessions."""
-
-    env_id: str
-    tasks: list[str]
-    task_parameter: str | None
-    sessions: int = Field(description="Sessions holding an environment now (HTTP and WebSocket)")
-    max_sessions: int
-    session_timeout: float
-
-
-def _models(env_id: str, observation_space: spaces.Space, action_space: spaces.Space
-            ) -> tuple[type[Action], type[Observation]]:
-    """Typed OpenEnv action and observation models of an environment (its spaces in their JSON schemas)."""
-    name = "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", env_id.split("/")[-1]))
-    extra = {"env_id": env_id, "observation_space": codec.describe(observation_space),
-             "action_space": codec.describe(action_space)}
-    if isinstance(action_space, spaces.Discrete):
-        low = int(action_space.start)
-        action_type: Any = StrictInt
-        action_field = Field(description=f"An integer in [{low}, {low + int(action_space.n) - 1}]",
-                             json_schema_extra={"minimum": low, "maximum": low + int(action_space.n) - 1})
-    else:
-        action_type = codec.json_type(action_space, f"{name}ActionValue")
-        action_field = Field(description="A value of the action space (nested lists for arrays)")
-    action_base = type(f"{name}ActionBase", (Action,), {"model_config": ConfigDict(json_schema_extra=extra),
-                                                          "__module__": __name__})
-    action_cls = create_model(f"{name}Action", __base__=action_base, __module__=__name__,
-                              action=(action_type, action_field))
-    obs_base = type(f"{name}ObservationBase", (Observation,), {"model_config": ConfigDict(json_schema_extra=extra),
-                                                                "__module__": __name__})
-    observation_cls = create_model(
-        f"{name}Observation", __base__=obs_base, __module__=__name__,
-        observation=(codec.json_type(observation_space, f"{name}ObservationValue"),
-                     Field(description="The environment's observation (hdeeprm.serve.spaces)")),
-        action_mask=(list[bool] | None, Field(default=None, description="Allowed actions now (None: no mask)")),
-        terminated=(bool, Field(default=False, description="Gymnasium's terminated")),
-        truncated=(bool, Field(default=False, description="Gymnasium's truncated")),
-        score=(float | None, Field(default=None, description="Grader score in [0, 1] at a graded episode's end")),
-        info=(dict[str, Any], Field(default_factory=dict, description="The rest of Gymnasium's info")),
-        session_id=(str | None, Field(default=None, description="HTTP session to pass back to /step and /state")),
-        episode_id=(str | None, Field(default=None, description="The episode")),
-        step=(int, Field(default=0, description="Steps taken in the episode")))
-    return action_cls, observation_cls
+        aliases = PROVISIONING_TASKS
+    names: list[str] = []
+    for name in task:
+        expanded = [s.name for s in scenarios(name)] if name in SPLITS else [aliases.get(name, name)]
+        names += [n for n in expanded if n not in names]
+    return names
 
 
 # ------------------------------------------------------------------ sessions
@@ -236,8 +213,9 @@ class Hub:
         probe = gymnasium.make(self.env_id, **self.env_kwargs)
         self.observation_space, self.action_space = probe.observation_space, probe.action_space
         probe.close()
-        self.action_cls, self.observation_cls = _models(self.env_id, self.observation_space, self.action_space)
+        self.action_cls, self.observation_cls = models(self.env_id, self.observation_space, self.action_space)
         self.http: dict[str, Session] = {}
+        self.sockets: set[Session] = set()
         self.live = 0
         self.lock = threading.Lock()
 
@@ -264,7 +242,7 @@ class Hub:
         """
         kwargs = dict(self.env_kwargs)
         if task is not None:
-            kwargs[self.task_parameter] = task
+            kwargs[self.task_parameter] = task_argument(self.env_id, task)
             if self.env_id == GPU_PLACEMENT_ENV_ID:   # pad to the server's node axis: the spaces stay the same
                 kwargs.setdefault("max_nodes", self.observation_space["nodes"].shape[0])
         try:
@@ -277,8 +255,23 @@ class Hub:
                                   f"(hdeeprm-serve {self.env_id} {self.task_parameter}={task})")
         return env
 
+    def parse_action(self, data: Any) -> Action:
+        """The typed action model of a request's action object (HTTP ``action``, WebSocket ``data``).
+
+        Raises:
+            ServeError: 422 ``invalid action: <what is wrong>`` (the same text over HTTP and WebSocket).
+        """
+        if not isinstance(data, dict):
+            raise ServeError(422, f"invalid action: {validation_message([{'type': 'dict_type', 'input': data}])}")
+        try:
+            return deserialize_action(data, self.action_cls)
+        except ValidationError as exc:
+            raise ServeError(422, f"invalid action: {validation_message(exc.errors())}") from None
+
     def decode_action(self, action: Action) -> Any:
         """The environment's action from a validated action model (:class:`ServeError` 422 when out of range)."""
+        from hdeeprm.run.loop import as_action   # the run loop's check, loaded with the first action
+
         raw = action.action
         space = self.action_space
         try:
@@ -316,9 +309,18 @@ class Hub:
         return session
 
     def keep(self, session: Session) -> None:
-        """Register a new HTTP session (after its first reset)."""
+        """Register a new session: an HTTP one after its first reset, a WebSocket one when it connects."""
         with self.lock:
-            self.http[session.id] = session
+            if session.http:
+                self.http[session.id] = session
+            else:
+                self.sockets.add(session)
+
+    def forget(self, session: Session) -> None:
+        """Close a WebSocket session whose connection ended, and stop tracking it."""
+        with self.lock:
+            self.sockets.discard(session)
+        session.close()
 
     def close_session(self, session_id: str) -> None:
         """Free HTTP session ``session_id`` (:class:`ServeError` 404 when unknown)."""
@@ -328,20 +330,27 @@ class Hub:
         session.close()
 
     def reap(self) -> int:
-        """Free the HTTP sessions idle for more than ``session_timeout`` seconds; returns how many."""
+        """Free the sessions idle for more than ``session_timeout`` seconds; returns how many.
+
+        An expired HTTP session is forgotten (its id then gets 404); an expired WebSocket session keeps its
+        connection, and its next call gets the 404 of a closed session.
+        """
         now = time.monotonic()
         with self.lock:
-            expired = [s for s in self.http.values() if now - s.last_used > self.session_timeout]
+            expired = [s for s in (*self.http.values(), *self.sockets)
+                       if not s.closed and now - s.last_used > self.session_timeout]
             for session in expired:
-                del self.http[session.id]
+                self.http.pop(session.id, None)
+                self.sockets.discard(session)
         for session in expired:
             session.close()
         return len(expired)
 
     def close_all(self) -> None:
-        """Free every HTTP session (server shutdown)."""
+        """Free every session (server shutdown)."""
         with self.lock:
-            sessions, self.http = list(self.http.values()), {}
+            sessions, self.http = [*self.http.values(), *self.sockets], {}
+            self.sockets = set()
         for session in sessions:
             session.close()
 
@@ -509,7 +518,11 @@ class Session:
 
 
 class ServedEnvironment(Environment):
-    """OpenEnv ``Environment`` of one WebSocket session: a :class:`Session` of the server's :class:`Hub`.
+    """OpenEnv ``Environment`` over a :class:`Session` of the server's :class:`Hub`.
+
+    OpenEnv's ``create_app`` takes a factory of these (its ``/metadata`` asks one); the session routes
+    (:mod:`hdeeprm.serve.app`) and the WebSocket path (:mod:`hdeeprm.serve.websocket`) drive
+    :class:`Session` objects directly.
 
     Args:
         hub: The server's :class:`Hub`.

@@ -181,15 +181,20 @@ def test_websocket_errors_are_one_line_and_the_session_goes_on(provisioning):
     url, _ = provisioning
     client = Client(url, task="test-easy-gen")
     try:
-        with pytest.raises(RemoteEnvError, match=r"^reset the session before stepping it$"):
+        with pytest.raises(RemoteEnvError, match=r"^reset the session before stepping it$") as refused:
             client.step(1)
+        assert (refused.value.status, refused.value.code) == (409, "EXECUTION_ERROR")   # as docs/serve.rst says
         client.reset(seed=0)
-        with pytest.raises(RemoteEnvError, match=r"^the action must be an integer in \[0, 2\], got 3$"):
+        with pytest.raises(RemoteEnvError, match=r"^the action must be an integer in \[0, 2\], got 3$") as refused:
             client.step(3)
-        with pytest.raises(RemoteEnvError, match=r"^invalid step: action: Input should be a valid integer"):
+        assert (refused.value.status, refused.value.code) == (422, "VALIDATION_ERROR")
+        # the same line as over HTTP (test_http_errors_are_4xx_with_a_one_line_reason)
+        invalid = r"^invalid action: action: Input should be a valid integer \(got True\)$"
+        with pytest.raises(RemoteEnvError, match=invalid):
             client.step(True)
-        with pytest.raises(RemoteEnvError, match=r"^unknown task 'hardd' .*did you mean 'hard'\?\)$"):
+        with pytest.raises(RemoteEnvError, match=r"^unknown task 'hardd' .*did you mean 'hard'\?\)$") as refused:
             client.reset(options={"task": "hardd"})
+        assert refused.value.status == 400
         obs, reward, terminated, truncated, info = client.step(1)   # the episode is still there
         assert obs.shape == (13,) and not terminated
     finally:
