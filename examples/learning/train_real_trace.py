@@ -1,8 +1,8 @@
 """Short REINFORCE training on a real-trace window, before/after comparison.
 
 Trains ``examples/agents/reinforce.py`` on the first 300 jobs of the KTH-SP2
-log (PWA, read from ``../shared/traces``; pass ``--options`` for another
-window) on ``platforms/kth_sp2.json`` with the ``avg_job_slowdown`` objective
+log (PWA, registry name ``pwa:KTH-SP2-1996-2.1-cln``: ``hdeeprm-workload fetch``
+gets it; pass ``--options`` for another window) on ``platforms/kth_sp2.json`` with the ``avg_job_slowdown`` objective
 and six job-selection policies (core selection ``high_gflops``), then prints
 the objective (total reward of an episode, higher is better) and the mean
 bounded slowdown of the untrained and the trained policy::

@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "windows.csv and bounded_slowdown.png to OUTDIR.")
     p.add_argument("options", nargs="?",
                    help="options file (trace, platform, seed, conversion and agent settings); optional with -w and -P")
-    p.add_argument("-w", "--workload", help="SWF trace (.swf, .swf.gz), replacing the options' workload_file_path")
+    p.add_argument("-w", "--workload", help="SWF trace (.swf, .swf.gz, or a registry name: pwa:SDSC-SP2-1998-4.2-cln), "
+                   "replacing the options' workload_file_path")
     p.add_argument("-P", "--platform", help="HDeepRM platform JSON, replacing the options' platform_file_path")
     p.add_argument("-p", "--policies", nargs="+", default=[], metavar="POLICY",
                    help="'ordering-core_selection[+start_strategy]' (comma lists allowed in each part) or "
@@ -160,11 +161,12 @@ def _options(args: argparse.Namespace):
     from pathlib import Path
 
     from hdeeprm.config.options import Options, load_options
+    from hdeeprm.workload.datasets import resolve_path
 
     options = load_options(args.options) if args.options else Options(source="<command line>")
     changes = {}
     if args.workload:
-        changes["workload_file_path"] = str(Path(args.workload).resolve())
+        changes["workload_file_path"] = resolve_path(args.workload)   # a path, or a registry name's file
     if args.platform:
         changes["platform_file_path"] = str(Path(args.platform).resolve())
         if args.options and "nb_resources" in options.given:
@@ -186,12 +188,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_rlscheduler(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from hdeeprm.run.rlscheduler import RLS_SEED, format_rls_table, run_rlscheduler_evaluation
+    from hdeeprm.workload.datasets import resolve_path
 
     if args.workload:
-        trace = str(Path(args.workload).resolve())
+        trace = resolve_path(args.workload)
     else:
         from hdeeprm.config.options import load_options
 

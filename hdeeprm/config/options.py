@@ -43,9 +43,11 @@ A ``gpu`` block makes the run a timed GPU replay (:mod:`hdeeprm.run.gpu_launch`)
 those of :class:`~hdeeprm.run.gpu_replay.GpuRunConfig`, whose defaults they keep, plus
 ``first_job`` (jobs of the trace skipped before the window of ``nb_jobs``).
 
-Paths may use environment variables (``$HDEEPRM_SHARED/traces/KTH.swf.gz``: the
-shipped examples find the public traces this way) and ``~``; relative paths
-are resolved against the options file's folder. Unknown keys
+The trace and platform paths may be registry names (``"pwa:KTH-SP2-1996-2.1-cln"``,
+``"philly:derived"``, ``"openb:node_list_gpu_node"``: the shipped examples name the public
+traces this way; :mod:`hdeeprm.workload.datasets` resolves them through the user cache, then
+the shared folder), use environment variables (``$HDEEPRM_SHARED/traces/KTH.swf.gz``) and
+``~``; relative paths are resolved against the options file's folder. Unknown keys
 are rejected with the closest valid name. The structure is validated with
 ``jsonschema``; errors name the file and the key path. Every default lives in
 :class:`Options` (the conversion defaults come from
@@ -60,8 +62,6 @@ import dataclasses
 import difflib
 import json
 import logging
-import os
-import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,7 @@ from hdeeprm.jsontext import decode_json
 from hdeeprm.reading import read_text
 from hdeeprm.registry import suggest
 from hdeeprm.simulation.gpu_model import SPEED_PRECISIONS
+from hdeeprm.workload.datasets import DatasetError, resolve_path
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
                                       PROFILE_TYPE_CHOICES)
@@ -319,22 +320,23 @@ def _error_message(err: jsonschema.ValidationError, path: str) -> str:
 
 
 def _resolve_path(value: str, base: Path, name: str, source: str) -> str:
-    """An options path made absolute: ``$VARS`` and ``~`` expanded, then relative to ``base``.
+    """An options path made absolute by :func:`~hdeeprm.workload.datasets.resolve_path`.
+
+    A registry name (``"pwa:KTH-SP2-1996-2.1-cln"``) becomes its file; else ``$VARS`` and ``~`` are expanded and
+    the path is made relative to ``base``.
 
     Raises:
-        OptionsError: the path names an environment variable that is not set, or holds a NUL
-            character (no file system accepts one).
+        OptionsError: the path names an environment variable that is not set, holds a NUL character (no
+            file system accepts one), or a registry name that is unknown or not on this machine.
     """
     if not value:
         return ""
     if "\0" in value:
         raise OptionsError(f"{name} must be a file path, got {value!r} (it holds a NUL character)", path=source)
-    expanded = os.path.expanduser(os.path.expandvars(value))
-    unset = re.search(r"\$\{?(\w+)", expanded)
-    if unset:
-        raise OptionsError(f"{name} uses ${unset.group(1)}, which is not set: export {unset.group(1)} "
-                           f"(e.g. the folder holding the traces) or write the path itself", path=source)
-    return str((base / expanded).resolve())
+    try:
+        return resolve_path(value, base, name)
+    except DatasetError as exc:
+        raise OptionsError(str(exc) if str(exc).startswith(f"{name} ") else f"{name}: {exc}", path=source) from None
 
 
 def parse_options(data: dict[str, Any], source: str = "<options>") -> Options:

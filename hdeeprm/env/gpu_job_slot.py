@@ -7,7 +7,7 @@ scheduler using reinforcement learning", SC'20) on HDeepRM's timed GPU replay
     import gymnasium, hdeeprm
     env = gymnasium.make("hdeeprm/GpuJobSlot-v0")                           # the "train" scenarios
     env = gymnasium.make("hdeeprm/GpuJobSlot-v0", platform="platforms/dgx_a100.json",
-                         workload="$HDEEPRM_SHARED/traces/gpu/philly-derived.csv.gz", nb_jobs=300)
+                         workload="philly:derived", nb_jobs=300)   # a registry name, or a path
 """
 from __future__ import annotations
 

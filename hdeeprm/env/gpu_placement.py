@@ -7,11 +7,10 @@ placement would fragment the cluster) on HDeepRM's timed GPU replay
     import gymnasium, hdeeprm
     env = gymnasium.make("hdeeprm/GpuPlacement-v0")                          # the "train" scenarios
     env = gymnasium.make("hdeeprm/GpuPlacement-v0", platform="platforms/dgx_a100.json",
-                         workload="$HDEEPRM_SHARED/traces/gpu/philly-derived.csv.gz", nb_jobs=300)
+                         workload="philly:derived", nb_jobs=300)   # a registry name, or a path
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from hdeeprm.platform.openb import MILLI, GpuCluster
 from hdeeprm.reading import MAX_GPUS_PER_NODE
 from hdeeprm.run.loop import as_action
 from hdeeprm.run.gpu_replay import GpuReplay, GpuRunConfig
+from hdeeprm.workload.datasets import resolve_path
 from hdeeprm.workload.gpu_jobs import GpuJobs, read_gpu_workload
 from hdeeprm.env.steps import started, truncated as steps_truncated
 
@@ -51,7 +51,7 @@ WAIT_UNIT = 3600.0
 
 
 def _path(path: str | Path) -> str:
-    return os.path.expandvars(str(path))
+    return resolve_path(path)   # a registry name's file, or the path ($HDEEPRM_SHARED, ~ expanded)
 
 
 def gpu_env_inputs(platform: str | Path | GpuCluster | None, workload: str | Path | GpuJobs | None,
@@ -124,7 +124,8 @@ class GpuPlacementEnv(gymnasium.Env):
     ``truncated``: ``max_steps`` decisions.
 
     Args:
-        platform: A GpuCluster, an HDeepRM platform JSON or an openb node list (``$HDEEPRM_SHARED`` expands).
+        platform: A GpuCluster, an HDeepRM platform JSON or an openb node list: a path (``$HDEEPRM_SHARED``
+            expands) or a registry name (``openb:node_list_gpu_node``, :mod:`hdeeprm.workload.datasets`).
         workload: GpuJobs, a Philly table or an openb pod list; with ``platform``, or neither: ``scenario``.
         nb_jobs: Jobs of the window (None: all).
         first_job: First job of the window.

@@ -20,7 +20,6 @@ scenarios of the other episodes stay those of default resets.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +33,7 @@ from hdeeprm.platform.gpu_platform import load_gpu_cluster
 from hdeeprm.platform.openb import GpuCluster
 from hdeeprm.registry import Registry
 from hdeeprm.workload.generators.gpu import GpuWorkloadModel, generate_gpu_jobs
+from hdeeprm.workload.datasets import resolve_path
 from hdeeprm.workload.gpu_jobs import GpuJobs, gpu_jobs, read_gpu_workload
 
 #: Scenario splits.
@@ -48,7 +48,8 @@ class GpuScenario:
 
     Attributes:
         name: Registry name.
-        platform: Platform file: a path, relative to the repository, or ``$HDEEPRM_SHARED/...``.
+        platform: Platform file: a registry name (``openb:node_list_gpu_node``) or a path, relative to the
+            repository (``$HDEEPRM_SHARED`` expands).
         nb_jobs: Jobs of an episode.
         load: Arrival-rate factor of the generator (1.0: Philly's mean rate); ignored for a trace.
         seed: Generator seed; ignored for a trace.
@@ -69,8 +70,12 @@ class GpuScenario:
     split: str = "train"
 
     def resolve(self, path: str) -> Path:
-        """``path`` with ``$HDEEPRM_SHARED`` expanded, relative to the repository."""
-        return REPOSITORY / os.path.expandvars(path)
+        """``path`` as a file: a registry name's (:mod:`hdeeprm.workload.datasets`), else relative to the repository.
+
+        Raises:
+            DatasetError: a registry name whose file is not on this machine (the line says how to fetch it).
+        """
+        return Path(resolve_path(path, REPOSITORY))
 
     def cluster(self) -> GpuCluster:
         """The scenario's GPU cluster (cached per file)."""
@@ -118,10 +123,11 @@ def generated_jobs(nb_jobs: int, model: GpuWorkloadModel = GpuWorkloadModel(), s
 #: The shipped scenarios, by name.
 GPU_SCENARIOS: Registry[GpuScenario] = Registry("GPU scenario")
 _MIXED, _DGX = "platforms/mixed_cpu_gpu.json", "platforms/dgx_a100.json"
-_PHILLY = "$HDEEPRM_SHARED/traces/gpu/philly-derived.csv.gz"
+#: The Philly table (registry names, :mod:`hdeeprm.workload.datasets`: ``hdeeprm-workload fetch`` gets them).
+_PHILLY = "philly:derived"
 #: The openb cluster (1,213 GPU nodes) and default pod list of the Alibaba GPU trace v2023 (Weng et al., ATC 2023).
-_OPENB_NODES = "$HDEEPRM_SHARED/traces/gpu/openb_node_list_gpu_node.csv"
-_OPENB_PODS = "$HDEEPRM_SHARED/traces/gpu/openb_pod_list_default.csv"
+_OPENB_NODES = "openb:node_list_gpu_node"
+_OPENB_PODS = "openb:pod_list_default"
 for _s in (GpuScenario("easy-gen", _MIXED, 60, load=0.5, seed=1, difficulty=1),
            GpuScenario("easy-gen-b", _MIXED, 60, load=0.7, seed=2, difficulty=1),
            GpuScenario("medium-gen", _DGX, 150, load=5.0, seed=3, difficulty=2),
@@ -158,6 +164,8 @@ class ScenarioSampler:
 
     Raises:
         OptionsError: An empty pool or ``curriculum_episodes`` < 1.
+        DatasetError: A scenario's trace or platform is a registry name whose file is not on this machine:
+            raised here, when the environment is made, not at the episode that draws it.
     """
 
     def __init__(self, pool: list[GpuScenario], curriculum: bool = False, curriculum_episodes: int = 30) -> None:
@@ -165,6 +173,10 @@ class ScenarioSampler:
             raise OptionsError("the scenario pool is empty: name at least one scenario")
         if curriculum_episodes < 1:
             raise OptionsError(f"curriculum_episodes must be >= 1, got {curriculum_episodes!r}")
+        for scenario in pool:   # every file there before the first episode (the traces are read when drawn)
+            for path in (scenario.platform, scenario.trace):
+                if path:
+                    scenario.resolve(path)
         self.pool = list(pool)
         self.curriculum = curriculum
         self.curriculum_episodes = curriculum_episodes

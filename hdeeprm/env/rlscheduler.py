@@ -27,6 +27,7 @@ from hdeeprm.decision.rlscheduler import rls_keys
 from hdeeprm.errors import OptionsError
 from hdeeprm.run.loop import as_action
 from hdeeprm.run.rlscheduler import RLSScheduler, replay
+from hdeeprm.workload.datasets import resolve_name
 from hdeeprm.workload.rlscheduler import RLSTrace, check_window_draw, draw_start, gym_random_state, read_rlscheduler_swf
 
 #: Queued jobs shown to the agent (their ``MAX_QUEUE_SIZE``, l. 21).
@@ -113,7 +114,7 @@ class RLSchedulerEnv(gymnasium.Env):
     figures :func:`~hdeeprm.run.rlscheduler.replay` gives their heuristics.
 
     Args:
-        trace: An SWF trace read their way (path, or an already read trace) [the shipped
+        trace: An SWF trace read their way (path, registry name, or an already read trace) [the shipped
             ``workloads/lublin_500_100.swf``].
         length: Jobs per sequence, in [1, the trace's kept jobs] [128; theirs is 256, ``RLS_SEQUENCE_LENGTH``].
         backfilling: Their ``--backfil 1`` (a ``bool``).
@@ -153,7 +154,8 @@ class RLSchedulerEnv(gymnasium.Env):
             sjf_filter = (arguments.real("sjf_filter low", low), arguments.real("sjf_filter high", high))
             if not sjf_filter[0] < sjf_filter[1]:
                 raise OptionsError(f"sjf_filter must be (low, high) with low < high, got {sjf_filter}")
-        self.trace = trace if isinstance(trace, RLSTrace) else read_rlscheduler_swf(trace or DEFAULT_TRACE)
+        self.trace = (trace if isinstance(trace, RLSTrace)   # a path, or a registry name (rlscheduler:lublin_256)
+                      else read_rlscheduler_swf(resolve_name(trace or DEFAULT_TRACE)))
         kept = len(self.trace)
         arguments.count("length", self.length, maximum=kept, what="kept jobs of the trace")
         arguments.count("first_jobs", first_jobs, 0, maximum=kept, what="kept jobs of the trace")

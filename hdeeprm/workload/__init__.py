@@ -9,6 +9,9 @@ JSON workloads, :mod:`~hdeeprm.workload.stats` describes traces and
 
 The other modules:
 
+* :mod:`~hdeeprm.workload.datasets`: The public traces on demand: a registry of every trace the docs, examples,
+  environments and benchmarks use (``pwa:KTH-SP2-1996-2.1-cln``, ``philly:derived``, ...), their resolution
+  (user cache, then the shared folder) and ``hdeeprm-workload fetch`` (pooch, checksums verified).
 * :mod:`~hdeeprm.workload.gpu_jobs`: Timed GPU jobs: the columnar :class:`GpuJobs` a timed GPU replay runs,
   built from the GPU traces.
 * :mod:`~hdeeprm.workload.gpu_stats`: Statistics of a timed GPU workload, printed side by side for several

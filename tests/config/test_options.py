@@ -70,20 +70,31 @@ def test_missing_file():
         load_options("nope.json")
 
 
-def test_example_paths_use_the_shared_variable_not_a_fixed_relative_path(monkeypatch, tmp_path):
-    """The shipped examples find the public traces through $HDEEPRM_SHARED (no ../../shared)."""
+def test_example_paths_name_registered_traces_found_in_the_cache_then_the_shared_folder(monkeypatch, tmp_path):
+    """The shipped examples name the public traces by registry name (no ../../shared, no $HDEEPRM_SHARED):
+    read from the user cache ($HDEEPRM_DATA), else from $HDEEPRM_SHARED/traces (issue 37)."""
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
+    path = root / "examples" / "learning" / "kth_window.json"
+    assert '"workload_file_path": "pwa:KTH-SP2-1996-2.1-cln"' in path.read_text()
+    monkeypatch.setenv("HDEEPRM_DATA", str(tmp_path / "cache"))
     monkeypatch.setenv("HDEEPRM_SHARED", str(tmp_path / "data"))
-    options = load_options(root / "examples" / "learning" / "kth_window.json")
+    (tmp_path / "data" / "traces").mkdir(parents=True)
+    (tmp_path / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz").write_bytes(b"")
+    options = load_options(path)
     assert options.workload_file_path == str(tmp_path / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz")
-    monkeypatch.delenv("HDEEPRM_SHARED")
-    path = root / "examples" / "kth_sp2_first_high_gflops.json"
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "KTH-SP2-1996-2.1-cln.swf.gz").write_bytes(b"")
+    assert load_options(path).workload_file_path == str(tmp_path / "cache" / "KTH-SP2-1996-2.1-cln.swf.gz")
+    monkeypatch.setenv("HDEEPRM_DATA", str(tmp_path / "empty"))
+    (tmp_path / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz").unlink()
     with pytest.raises(OptionsError, match=re.escape(
-            "workload_file_path uses $HDEEPRM_SHARED, which is not set: export HDEEPRM_SHARED (e.g. the folder "
-            f"holding the traces) or write the path itself ({path})")):
+            "workload_file_path: dataset pwa:KTH-SP2-1996-2.1-cln is not on this machine: run 'hdeeprm-workload "
+            "fetch pwa:KTH-SP2-1996-2.1-cln' (downloads https://www.cs.huji.ac.il/labs/parallel/workload/l_kth_sp2/"
+            f"KTH-SP2-1996-2.1-cln.swf.gz), or put KTH-SP2-1996-2.1-cln.swf.gz at {tmp_path / 'empty'}/"
+            f"KTH-SP2-1996-2.1-cln.swf.gz ({path})")):
         load_options(path)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -283,7 +284,7 @@ def _small(path):
     """The example's options with small job windows (200 trace jobs, 50 GPU jobs): a fast run, the same checks."""
     from hdeeprm.config.options import load_options
 
-    if "$HDEEPRM_SHARED" in path.read_text() and not SHARED.is_dir():
+    if re.search(r'"(\$HDEEPRM_SHARED|pwa:|philly:|openb:)', path.read_text()) and not SHARED.is_dir():
         pytest.skip(f"{path.name} needs the shared traces ({SHARED} is absent)")
     options = load_options(path).replace(nb_jobs=200)
     if options.gpu_jobs is not None:
