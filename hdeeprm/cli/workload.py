@@ -9,6 +9,13 @@ Subcommands::
     hdeeprm-workload generate -o out.swf --nb-jobs N --nb-cores N --seed S
     hdeeprm-workload generate --model gpu -o pods.csv --nb-jobs N --seed S [--rate JOBS_PER_HOUR] ...
     hdeeprm-workload gpu-stats WORKLOAD [WORKLOAD ...] [--json]   # Philly table or openb pod lists
+    hdeeprm-workload fetch NAME [NAME ...] | --all [--mirror URL]  # the public traces into the user cache
+    hdeeprm-workload fetch --list                                 # the registry: names, sizes, licences, where
+
+``fetch`` downloads registered traces (:mod:`hdeeprm.workload.datasets`: ``pwa:KTH-SP2-1996-2.1-cln``,
+``philly:derived``, ...) into the user cache (``$HDEEPRM_DATA`` moves it), from their upstream URLs or from the
+mirror ``--mirror`` / ``$HDEEPRM_DATA_URL``; every file's SHA-256 is verified. The trace arguments of ``convert``,
+``stats`` and ``gpu-stats`` take registry names too.
 
 Errors in the inputs are printed on stderr as ``hdeeprm-workload: error: ...`` and the
 exit code is 2 (as argparse's own usage errors), without a traceback.
@@ -74,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     conv = sub.add_parser("convert", help="SWF trace -> Batsim JSON workload",
                           description="Convert an SWF trace into a Batsim JSON workload; print "
                                       "the report of skipped and altered jobs.")
-    conv.add_argument("trace", help="SWF trace (.swf or .swf.gz)")
+    conv.add_argument("trace", help="SWF trace (.swf or .swf.gz) or registry name (pwa:KTH-SP2-1996-2.1-cln)")
     conv.add_argument("-o", "--output", required=True, help="Batsim JSON workload to write")
     conv.add_argument("--platform", help="HDeepRM platform JSON giving --nb-cores and "
                       "--reference-speed (explicit flags win)")
@@ -107,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "OUTPUT with the suffix .report.json")
 
     stats = sub.add_parser("stats", help="statistics of an SWF trace or Batsim JSON workload")
-    stats.add_argument("trace", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
+    stats.add_argument("trace", help="SWF trace (.swf, .swf.gz, or a registry name) or Batsim JSON workload")
     stats.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     gen = sub.add_parser("generate", help="synthetic SWF trace (Lublin & Feitelson model) or GPU workload "
@@ -141,8 +148,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="gpu: GPU types (library names or aliases) jobs may be pinned to")
 
     gstats = sub.add_parser("gpu-stats", help="statistics of timed GPU workloads, side by side")
-    gstats.add_argument("workloads", nargs="+", help="Philly per-job table (.csv[.gz]) or openb pod lists")
+    gstats.add_argument("workloads", nargs="+", help="Philly per-job table (.csv[.gz]) or openb pod lists (paths or "
+                        "registry names: philly:derived, openb:pod_list_default)")
     gstats.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    fetch = sub.add_parser("fetch", help="download registered traces into the user cache (checksums verified)",
+                           description="Download registered traces (hdeeprm.workload.datasets) into the user cache "
+                                       "($HDEEPRM_DATA, else the OS cache folder), verifying each SHA-256; a file "
+                                       "already there with the right checksum is kept. Runs never download: they "
+                                       "read the cache, then $HDEEPRM_SHARED/traces.")
+    fetch.add_argument("names", nargs="*", metavar="NAME", help="registry names (see --list)")
+    fetch.add_argument("--all", action="store_true", help="every registered trace")
+    fetch.add_argument("--list", action="store_true", help="list the registry (name, size, licence, where the "
+                       "file is) and exit")
+    fetch.add_argument("--mirror", metavar="URL", help="download from this mirror, laid out as the shared folder's "
+                       "traces/ (default: $HDEEPRM_DATA_URL, else each trace's upstream URL)")
+    fetch.add_argument("--retries", type=_non_negative_int, default=None,
+                       help="extra attempts of an interrupted or corrupted download (default 2)")
     add_verbosity_arguments(parser)
     return parser
 
@@ -263,6 +285,37 @@ def _gpu_stats(args: argparse.Namespace) -> None:
     print(json.dumps(columns, indent=2) if args.json else format_gpu_stats(columns))
 
 
+def _with_traces_resolved(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with the registry names among the trace arguments replaced by their files (paths as given)."""
+    from hdeeprm.workload.datasets import resolve_name
+
+    if getattr(args, "trace", None):
+        args.trace = resolve_name(args.trace)
+    if getattr(args, "workloads", None):
+        args.workloads = [resolve_name(path) for path in args.workloads]
+    return args
+
+
+def _fetch(args: argparse.Namespace) -> None:
+    from hdeeprm.workload import datasets
+
+    if args.list:
+        if args.names or args.all:
+            raise OptionsError("--list goes alone: drop the names and --all")
+        print(datasets.format_listing())
+        return
+    if bool(args.names) == args.all:
+        raise OptionsError("name the traces to fetch, or --all (--list shows them)")
+    names = [d.name for d in datasets.DATASETS] if args.all else args.names
+    for name in names:
+        datasets.dataset(name)   # every name checked before any download
+    retries = datasets.DEFAULT_RETRIES if args.retries is None else args.retries
+    for name in names:
+        path = datasets.fetch([name], base_url=args.mirror, retries=retries, progress=sys.stderr.isatty())[0]
+        print(f"{name}: {path}")
+    print(f"{len(names)} trace(s) in {datasets.cache_dir()}, checksums verified")
+
+
 @command(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hdeeprm-workload``.
@@ -278,8 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handlers = {"convert": _convert, "stats": _stats, "generate": _generate, "gpu-stats": _gpu_stats}
-    return guarded(PROG, lambda: handlers[args.command](args), level=log_level(args))
+    handlers = {"convert": _convert, "stats": _stats, "generate": _generate, "gpu-stats": _gpu_stats,
+                "fetch": _fetch}
+    return guarded(PROG, lambda: handlers[args.command](_with_traces_resolved(args)), level=log_level(args))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from hdeeprm.errors import OptionsError
 from hdeeprm.platform.hierarchy import ResourceHierarchy
 from hdeeprm.run.episode import Episode
 from hdeeprm.run.loop import apply_action
+from hdeeprm.workload.datasets import resolve_name
 from hdeeprm.workload.model import Workload
 from hdeeprm.env.steps import started, truncated as steps_truncated
 
@@ -113,11 +114,11 @@ def env_inputs(options: Options | str | Path | None, platform: str | Path | Reso
         options = load_options(options)
     changes = {name: value for name, value in changes.items() if value is not None}
     if isinstance(platform, (str, Path)):
-        changes["platform_file_path"] = str(platform)
+        changes["platform_file_path"] = resolve_name(platform)   # a registry name's file, or the path
     elif platform is None and not options.platform_file_path:
         changes["platform_file_path"] = str(QUICKSTART_PLATFORM)
     if isinstance(workload, (str, Path)):
-        changes["workload_file_path"] = str(workload)
+        changes["workload_file_path"] = resolve_name(workload)
     elif workload is None and not options.workload_file_path:
         changes["workload_file_path"] = str(QUICKSTART_WORKLOAD)
     options = options.replace(**changes)
