@@ -46,8 +46,7 @@ def _resolve_actions(actions: Sequence[int | str] | None, void: bool | None) -> 
     void = arguments.flag("void", void, optional=True)
     if actions is None:
         return None if void is None else list(range(VOID)) + ([VOID] if void else [])
-    if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
-        raise OptionsError(f"actions must be a list of action indices or 'job-core' names, got {actions!r}")
+    actions = arguments.sequence("actions", actions, "a list of action indices or 'job-core' names")
     for i, action in enumerate(actions):
         if not isinstance(action, str):
             arguments.count(f"actions[{i}]", action, 0)
