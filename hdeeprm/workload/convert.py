@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 import math
 import os
@@ -74,6 +73,7 @@ import numpy as np
 
 from hdeeprm.errors import OptionsError
 from hdeeprm.files import atomic_write
+from hdeeprm.jsontext import encode_json
 from hdeeprm.workload.model import DELAY, PARALLEL_HOMOGENEOUS, Job, Profile, Workload
 from hdeeprm.workload.swf import NB_FIELDS, SWFRecord, check_unique_job_numbers, iter_swf_chunks
 
@@ -433,6 +433,6 @@ def write_report(report: dict[str, int], path: str | os.PathLike) -> None:
         writer.writerows(report.items())
         text = buffer.getvalue()
     else:
-        text = json.dumps(report, indent=2) + "\n"
+        text = encode_json(report) + "\n"
     with atomic_write(name) as out:
         out.write(text)
