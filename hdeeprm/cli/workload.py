@@ -309,6 +309,9 @@ def _fetch(args: argparse.Namespace) -> None:
     names = [d.name for d in datasets.DATASETS] if args.all else args.names
     for name in names:
         datasets.dataset(name)   # every name checked before any download
+    import pooch
+
+    pooch.get_logger().setLevel(log_level(args))   # pooch's "Downloading ..." and retry lines with -v
     retries = datasets.DEFAULT_RETRIES if args.retries is None else args.retries
     for name in names:
         path = datasets.fetch([name], base_url=args.mirror, retries=retries, progress=sys.stderr.isatty())[0]
