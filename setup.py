@@ -1,4 +1,6 @@
 """Packaging of HDeepRM (setuptools)."""
+import logging
+import os
 import runpy
 from pathlib import Path
 
@@ -23,11 +25,54 @@ else:
 
 
 class OptionalBuildExt(build_ext):
-    """build_ext that warns and goes on when the kernel does not compile.
+    """build_ext that warns and goes on when the kernel does not compile, and keeps an editable install's kernels.
 
     setuptools' ``optional`` flag does not cover every failure of an editable install (a compiler that
     exits non-zero stops it), so each extension's build is tried here, and one that fails is left out.
+
+    An editable install (``pip install -e .``, again for another extra) builds in fresh temporary folders,
+    where setuptools' own up-to-date test (the module newer than its sources) never finds the module, and
+    with a freshly installed Cython, whose bundled ``libc``/``cpython`` .pxd files are newer than the .c files,
+    so cythonize writes the .c files again: every kernel was compiled again. Here a kernel whose compiled module
+    in the source tree (the one the editable install uses, named for this interpreter and platform) is newer
+    than its .pyx (the .c is generated from it) is taken as built, and not copied back over itself.
+    ``build_ext --force``, or deleting the module, compiles it again.
     """
+
+    _reused: frozenset = frozenset()
+
+    def build_extension(self, ext):
+        """Build one extension, unless an editable install's in-tree module of it is up to date (then copy it)."""
+        inplace = self._up_to_date_in_tree(ext)
+        if inplace is None:
+            super().build_extension(ext)
+            return
+        self.announce(f"{ext.name}: {inplace} is newer than its .pyx, not compiled again", level=logging.INFO)
+        built = self.get_ext_fullpath(ext.name)   # in the build folder: what the install collects
+        self.mkpath(os.path.dirname(built))
+        self.copy_file(inplace, built)
+        self._reused |= {ext.name}
+
+    def _up_to_date_in_tree(self, ext):
+        """The in-tree module of ``ext`` when this is an editable install and it is newer than its sources."""
+        if self.force or not getattr(self, "editable_mode", False):
+            return None
+        name = self.get_ext_fullname(ext.name)
+        package = self.get_finalized_command("build_py").get_package_dir(name.rpartition(".")[0])
+        inplace = os.path.join(package, os.path.basename(self.get_ext_filename(name)))
+        sources = [*(s[:-2] + ".pyx" if s.endswith(".c") else s for s in ext.sources), *ext.depends]
+        if not os.path.isfile(inplace) or not all(os.path.isfile(s) for s in sources):
+            return None
+        return inplace if os.path.getmtime(inplace) > max(os.path.getmtime(s) for s in sources) else None
+
+    def copy_extensions_to_source(self):
+        """Copy the compiled modules into the source tree (editable install), but not those kept there."""
+        every = self.extensions
+        self.extensions = [ext for ext in every if ext.name not in self._reused]
+        try:
+            super().copy_extensions_to_source()
+        finally:
+            self.extensions = every
 
     def build_extensions(self):
         """Build each extension; one that fails is reported (a warning) and dropped from the install.
