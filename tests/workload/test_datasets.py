@@ -293,6 +293,7 @@ def test_options_name_a_trace_by_registry_name(shared, cache, tmp_path, nothing_
         load_options(options)
 
 
+@pytest.mark.slow
 def test_a_gpu_env_runs_from_the_cache_without_the_shared_folder(shared, cache, nothing_shared):
     """``gymnasium.make`` of the GPU environments with $HDEEPRM_SHARED unset and only the cache: their default
     scenarios and a registry-named workload read the cached Philly file; without it, make() says how to fetch it."""
