@@ -53,7 +53,7 @@ def _add_flags(parser: argparse.ArgumentParser, short: bool, defaults: dict) -> 
     group = parser.add_mutually_exclusive_group()
     if short:
         group.add_argument("-v", "--verbose", action="count", default=defaults["verbose"],
-                           help="say more on stderr: -v the run's steps (info), -vv debugging details (debug)")
+                           help="say more on stderr: -v what the command does (info), -vv debugging details (debug)")
     group.add_argument("--log-level", type=str.lower, choices=LEVELS, default=defaults["log_level"], metavar="LEVEL",
                        help=f"messages shown on stderr, from this level up: {', '.join(LEVELS)} (default warning; "
                             "error hides the warnings)")
