@@ -30,7 +30,6 @@ on machines with SMP nodes.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -39,6 +38,7 @@ from collections.abc import Sequence
 from hdeeprm.cli import command, guarded
 from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 from hdeeprm.errors import OptionsError
+from hdeeprm.jsontext import encode_json
 from hdeeprm.workload.convert import (ACTUAL_WORK_CHOICES, DEFAULT_ACTUAL_WORK, DEFAULT_ENFORCE_WALLTIME,
                                       DEFAULT_MEM, DEFAULT_MEM_BW_CHOICES, DEFAULT_PROFILE_TYPE,
                                       PROFILE_TYPE_CHOICES, format_report, swf_to_workload, write_report)
@@ -229,7 +229,7 @@ def _convert(args: argparse.Namespace) -> None:
 def _stats(args: argparse.Namespace) -> None:
     from hdeeprm.workload.stats import format_stats, trace_stats
     stats = trace_stats(args.trace)
-    print(json.dumps(stats, indent=2) if args.json else format_stats(stats))
+    print(encode_json(stats) if args.json else format_stats(stats))
 
 
 #: ``generate`` flags of each model (argparse destinations); the others are refused with it.
@@ -282,7 +282,7 @@ def _gpu_stats(args: argparse.Namespace) -> None:
     from hdeeprm.workload.gpu_stats import format_gpu_stats, gpu_workload_stats
 
     columns = {os.path.basename(path): gpu_workload_stats(read_gpu_workload(path)) for path in args.workloads}
-    print(json.dumps(columns, indent=2) if args.json else format_gpu_stats(columns))
+    print(encode_json(columns) if args.json else format_gpu_stats(columns))
 
 
 def _with_traces_resolved(args: argparse.Namespace) -> argparse.Namespace:
