@@ -7,22 +7,20 @@ Usage (from the repository root)::
 
 Runs the options file (KTH-SP2 jobs and Philly jobs on ``platforms/mixed_cpu_gpu.json``) once per start
 strategy, as ``hdeeprm-launch`` does (:func:`hdeeprm.run.launch.launch`, outputs in a temporary folder), and
-prints, for the CPU jobs and for the GPU jobs (ids ``gpu-*``) of ``out_jobs.csv``: their number, mean waiting
-time (h) and mean bounded slowdown (tau = 10 s, :func:`hdeeprm.outputs.metrics.bounded_slowdown`), then the cores'
-and the GPUs' energy (GJ), the makespan (days) and the wall time of the run. Timing is measured here, never
-asserted in tests.
+prints, for the CPU jobs and for the GPU jobs, the run's own per-kind figures (``cpu_jobs_*`` and ``gpu_jobs_*``
+of ``out_metrics.json``, :func:`hdeeprm.outputs.metrics.summarize_kinds`): their number, mean waiting time (h) and
+mean bounded slowdown (tau = 10 s), then the cores' and the GPUs' energy (GJ), the makespan (days) and the wall
+time of the run. Timing is measured here, never asserted in tests.
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
@@ -32,7 +30,7 @@ STRATEGIES = ("easy_backfilling", "greedy", "head_of_line")
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     from hdeeprm.config.options import load_options
-    from hdeeprm.outputs.metrics import bounded_slowdown
+    from hdeeprm.outputs.metrics import JOB_KINDS
     from hdeeprm.run.launch import launch
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -50,16 +48,12 @@ def main(argv: list[str] | None = None) -> int:
             tic = time.perf_counter()
             metrics = launch(base.replace(start_strategy=strategy), outdir=outdir, quiet=True).metrics[0]
             wall = time.perf_counter() - tic
-            rows = list(csv.DictReader(open(Path(outdir) / "out_jobs.csv")))
-        for kind in ("cpu", "gpu"):
-            mine = [r for r in rows if r["job_id"].startswith("gpu-") == (kind == "gpu")]
-            turnaround = np.array([float(r["turnaround_time"]) for r in mine])
-            run = np.array([float(r["execution_time"]) for r in mine])
-            wait = np.array([float(r["waiting_time"]) for r in mine])
+        for kind, _ in JOB_KINDS:
             tail = (f"   {metrics['cpu_energy'] / 1e9:>9.3f}{metrics['gpu_energy'] / 1e9:>9.3f}"
-                    f"{metrics['makespan'] / 86400:>7.2f}{wall:>8.1f}") if kind == "cpu" else ""
-            print(f"{strategy:<18}{kind:<6}{len(mine):>6}{wait.mean() / 3600:>9.2f}"
-                  f"{bounded_slowdown(turnaround, run).mean():>10.1f}{tail}", flush=True)
+                    f"{metrics['makespan'] / 86400:>7.2f}{wall:>8.1f}") if kind == "cpu_jobs" else ""
+            print(f"{strategy:<18}{kind.removesuffix('_jobs'):<6}{metrics[kind + '_nb_jobs']:>6}"
+                  f"{metrics[kind + '_mean_waiting_time'] / 3600:>9.2f}"
+                  f"{metrics[kind + '_mean_bounded_slowdown']:>10.1f}{tail}", flush=True)
     return 0
 
 
