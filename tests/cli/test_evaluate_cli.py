@@ -78,6 +78,7 @@ def test_usage_errors(argv, message, capsys):
     assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_console_script_runs_from_a_fresh_process(tmp_path):
     import os
     import shutil

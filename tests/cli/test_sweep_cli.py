@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.json"
 
 
+@pytest.mark.slow
 def test_sweep_command_writes_the_summary(tmp_path, capsys):
     code = main([str(QUICKSTART), "-g", "policy_pair=first-high_gflops,shortest-low_power", "-g", "nb_jobs=30",
                  "-o", str(tmp_path), "-q", "-j", "2"])

@@ -112,6 +112,7 @@ def test_cpu_observations_never_leave_their_box(env_id, kwargs):
     assert _rollout(env, 150) == 150
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id, kwargs", [
     (hdeeprm.GPU_PLACEMENT_ENV_ID, {"gpu_slots": 1}),
     (hdeeprm.GPU_PROVISIONING_ENV_ID, {"step_seconds": 1e-3}),

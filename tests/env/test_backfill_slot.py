@@ -35,6 +35,7 @@ def sdsc_windows(shared):
     return options, WindowRunner(options), plan(options, nb_windows=10, length=1024).windows[:2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ordering, backfilling, commit", [
     ("first", "easy_backfilling", True), ("first", "easy_backfilling", False),
     ("largest", "easy_backfilling", False), ("first", "conservative_backfilling", True)])

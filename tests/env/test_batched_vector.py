@@ -50,6 +50,7 @@ def _assert_same(a, b, where="result"):
         assert a == b, where
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_batched_workers_return_what_sync_vector_env_returns(workers):
     reference = _run(gymnasium.vector.SyncVectorEnv(MAKERS))
@@ -58,6 +59,7 @@ def test_batched_workers_return_what_sync_vector_env_returns(workers):
     _assert_same(reference, _run(BatchedVectorEnv(MAKERS, workers=workers)))
 
 
+@pytest.mark.slow
 def test_job_slot_env_with_a_spawned_worker():
     makers = [partial(JobSlotEnv, nb_slots=8, nb_jobs=n, seed=3) for n in (30, 20, 25, 15)]
     _assert_same(_run(gymnasium.vector.SyncVectorEnv(makers), 8, 80),

@@ -14,6 +14,7 @@ from tests.conftest import SHARED
 NEEDS_SHARED = {hdeeprm.GPU_PLACEMENT_ENV_ID, hdeeprm.GPU_JOB_SLOT_ENV_ID}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", sorted(hdeeprm.ENV_ENTRY_POINTS))
 def test_every_registered_env_passes_check_env_with_warnings_as_errors(env_id):
     if env_id in NEEDS_SHARED and not SHARED.is_dir():

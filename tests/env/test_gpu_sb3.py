@@ -10,6 +10,7 @@ from hdeeprm.env.gpu_provisioning import GpuProvisioningEnv
 sb3 = pytest.importorskip("stable_baselines3")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["PPO", "DQN"])
 def test_sb3_learns_on_both_gpu_envs(algo):
     from stable_baselines3.common.env_checker import check_env

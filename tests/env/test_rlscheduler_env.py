@@ -43,6 +43,7 @@ def drive(env: RLSchedulerEnv, key: str, start: int) -> tuple[float, float]:
     return info["metrics"]["mean_bounded_slowdown"], -total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backfilling", [False, True])
 @pytest.mark.parametrize("key", ["rls_sjf", "rls_f1", "rls_fcfs"])
 def test_the_agent_choosing_as_a_heuristic_gets_the_replay_of_that_heuristic(shared, key, backfilling):

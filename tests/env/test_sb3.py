@@ -11,6 +11,7 @@ from tests.toy import ROOT
 sb3 = pytest.importorskip("stable_baselines3")
 
 
+@pytest.mark.slow
 def test_ppo_trains_a_few_thousand_steps():
     env = HDeepRMEnv(platform=ROOT / "platforms" / "kth_sp2.json", workload=ROOT / "workloads" / "lublin_500_100.swf",
                      nb_jobs=50, observation="minimal", objective="avg_job_completion",

@@ -50,6 +50,7 @@ def _gym_run(envs, seed, random_pairs=False):
     return out
 
 
+@pytest.mark.slow
 def test_async_vector_env_equals_sync_and_autoresets_each_sub_env(shared):
     makers = _makers(shared)
     envs = gymnasium.vector.AsyncVectorEnv(makers, context="spawn")   # spawn: every constructor is pickled

@@ -67,6 +67,7 @@ def test_a_hand_made_sequence_gives_the_same_rows_as_python(monkeypatch):
     assert a["jobs"].getvalue().splitlines()[1].endswith(",inf,4 6,-1.000000,\"\"")   # ran 0 s, no energy
 
 
+@pytest.mark.slow
 @compiled
 def test_random_sequences_give_the_same_rows_as_python(monkeypatch):
     """Hypothesis draws calls of every kind, with repeated instants and energies, runs and split host lists."""
@@ -124,6 +125,7 @@ def test_host_runs_groups_are_written_as_python_writes_them(monkeypatch):
         "5,0-299 400-699,-1\n5,0-299 400-699,1\n"
 
 
+@pytest.mark.slow
 @compiled
 def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_both_paths):
     """The first 3,000 SDSC-SP2 jobs on Gaia with every output: the same bytes with and without the rows kernel."""

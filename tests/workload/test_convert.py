@@ -61,6 +61,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @needs_traces
 @pytest.mark.parametrize("case", sorted(EXPECTED))
 def test_report_counts_on_real_traces(case):
@@ -186,6 +187,7 @@ def test_same_seed_same_workload_and_bandwidth_independent_of_actual_work():
     assert [j.mem_bw for j in a.jobs] == [j.mem_bw for j in d.jobs]
 
 
+@pytest.mark.slow
 @needs_traces
 def test_bandwidth_drawn_uniformly_from_the_choices():
     workload = swf_to_workload(SDSC, nb_cores=128, reference_speed=1e9)

@@ -22,6 +22,7 @@ def test_generation_is_seeded_and_readable(tmp_path):
     assert a.read_bytes() != b.read_bytes()
 
 
+@pytest.mark.slow
 def test_sizes_match_philly_and_durations_grow_with_size():
     rows = generate_gpu_jobs(20000, GpuWorkloadModel(burst_probability=0.0), seed=1)
     gpus = np.array([r[3] for r in rows])
@@ -30,6 +31,7 @@ def test_sizes_match_philly_and_durations_grow_with_size():
     assert np.median(duration[gpus == 8]) > 4 * np.median(duration[gpus == 1])
 
 
+@pytest.mark.slow
 def test_arrivals_follow_the_hour_of_day_and_weekday_factors():
     model = GpuWorkloadModel(burst_probability=0.0, rate=200.0)
     when = np.array([r[6] for r in generate_gpu_jobs(40000, model, seed=2)])
@@ -49,6 +51,7 @@ def test_memory_and_type_constraints_become_allowed_models(tmp_path):
     assert any("H100 SXM5 80GB" in s.split("|") for s in specs)
 
 
+@pytest.mark.slow
 def test_gpu_stats_beside_philly(shared, tmp_path, capsys):
     out = tmp_path / "gen.csv"
     assert main(["generate", "--model", "gpu", "-o", str(out), "--nb-jobs", "5000", "--seed", "1"]) == 0

@@ -8,6 +8,7 @@ from hdeeprm.errors import WorkloadError
 from hdeeprm.workload.gpu_jobs import read_gpu_workload
 
 
+@pytest.mark.slow
 def test_philly_as_timed_gpu_jobs(shared):
     jobs = read_gpu_workload(shared / "traces/gpu/philly-derived.csv.gz")
     assert len(jobs) == 82247 and jobs.report["skipped"] == {"blank line": 1}

@@ -44,6 +44,7 @@ def test_bad_pod_rows(tmp_path, row, message):
     assert str(err.value) == f"{message} ({path}:2)"
 
 
+@pytest.mark.slow
 def test_real_philly_trace(shared):
     jobs = read_philly(shared / "traces/gpu/philly-derived.csv.gz")
     assert (len(jobs), jobs.nb_rows, jobs.skipped) == (82247, 82248, {"blank line": 1})
