@@ -80,6 +80,7 @@ def test_invariants_on_a_real_trace_window_on_gaia(tmp_path, shared):
     assert result.metrics[-1]["nb_jobs"] == 3000
 
 
+@pytest.mark.slow
 def test_invariants_on_kth_with_walltime_kills(tmp_path, shared):
     options = tmp_path / "kth.json"
     options.write_text(json.dumps({
@@ -96,6 +97,7 @@ def test_invariants_on_kth_with_walltime_kills(tmp_path, shared):
                                         1254, 1255, 1256, 1257, 1483, 1518, 1803, 1804, 1805, 1833, 1837]
 
 
+@pytest.mark.slow
 def test_batsim_path_gives_the_embedded_schedule(tmp_path):
     """--simulator batsim with hdeeprm-batsim standing in for the binary: same schedule as in-process."""
     pytest.importorskip("batsim.batsim")

@@ -60,6 +60,7 @@ def _check_record(record) -> None:
             assert value < MAX_TIME
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(LINE)
 def test_an_swf_line_parses_to_valid_values_or_raises_a_workload_error(line):

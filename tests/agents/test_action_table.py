@@ -44,6 +44,7 @@ def test_a_checkpoint_round_trip_stores_the_table(tmp_path):
     assert all(a.equal(b) for a, b in zip(again.state_dict().values(), other.state_dict().values()))
 
 
+@pytest.mark.slow
 def test_a_different_table_is_refused_in_one_line(tmp_path):
     path = tmp_path / "model.pt"
     PolicyLearningAgent(0.9, 8, 3, 4, action_names=TRAINED).save_checkpoint(path)

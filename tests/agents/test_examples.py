@@ -25,6 +25,7 @@ def test_sb3_ppo_example(capsys):
     assert [line.split()[0] for line in lines[1:]] == ["untrained", "trained", "classic", "classic", "classic"]
 
 
+@pytest.mark.slow
 def test_real_trace_example_runs(capsys):
     from tests.conftest import TRACES
 

@@ -48,6 +48,7 @@ def test_evaluate_with_a_trace_in_both_places_and_rlscheduler(capsys):
                   "hdeeprm-evaluate -w 'my trace.swf' --protocol rlscheduler -p all\n"   # its machine: the trace's
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("placement, twice", [("best_fit:1+best_fit:0.5", "best_fit"),
                                               ("fgd:1+best_fit+fgd:2", "fgd")])
 def test_a_weighted_placement_naming_a_policy_twice_is_refused(placement, twice, tmp_path, capsys):

@@ -56,6 +56,7 @@ def test_windows_need_an_swf_trace():
         TraceWindows(options, build_platform(QUICKSTART))
 
 
+@pytest.mark.slow
 def test_windows_of_sdsc_sp2_keep_the_skipped_records_of_their_span(shared):
     """SDSC-SP2 has records without a run time: each window's report counts those of its span."""
     from hdeeprm.config.options import load_options

@@ -1,4 +1,6 @@
 """Decisions of the workload manager: queue, head-of-line blocking, void, rejections."""
+import pytest
+
 from hdeeprm.decision.manager import WorkloadManager
 from hdeeprm.decision.actions import VOID, action_index
 from hdeeprm.platform.hierarchy import P0, P2
@@ -62,6 +64,7 @@ def test_completion_frees_cores_and_restores_pstates():
     assert m.resources.nb_free == 8
 
 
+@pytest.mark.slow
 def test_a_blocked_head_found_without_sorting_changes_nothing(shared, monkeypatch):
     """HDeepRM-v0 on 1,000 KTH-SP2 jobs, 3,000 random steps over every policy pair: the same observations,
     rewards, masks and final metrics whether a blocked first job is found from the queue heads or by the sort."""

@@ -83,6 +83,7 @@ def test_odd_quantities_observe_the_same_bits(shared, monkeypatch):
     check()
 
 
+@pytest.mark.slow
 @compiled
 def test_queue_heads_follow_numpys_argmin_rule():
     """The first minimum per column, a NaN first of all, -0.0 and 0.0 equal: as ``argmin``."""

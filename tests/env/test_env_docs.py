@@ -66,6 +66,7 @@ def test_every_id_the_readme_and_the_docs_write_is_registered():
     assert sorted((page, env_id) for page, env_id in written if env_id not in hdeeprm.ENV_ENTRY_POINTS) == []
 
 
+@pytest.mark.slow
 def test_the_bounds_table_states_the_checked_bounds():
     table = _tables("Arguments and reset options")[0]
     stated = {row[0]: row[2] for row in table[1:]}

@@ -52,6 +52,7 @@ def test_curriculum_opens_difficulties_in_order():
         ScenarioSampler(pool, True, 0)
 
 
+@pytest.mark.slow
 def test_philly_windows_of_train_and_test_differ(shared):
     train, test = GPU_SCENARIOS["hard-philly"].jobs(), GPU_SCENARIOS["test-hard-philly"].jobs()
     assert len(train) == len(test) == 200 and set(train.ids).isdisjoint(test.ids)

@@ -137,6 +137,7 @@ def test_the_sdsc_sp2_run_on_gaia_writes_the_same_files_on_both_paths(gaia_run_b
     assert len((compiled_dir / "out_pstate_changes.csv").read_text().splitlines()) > 10000
 
 
+@pytest.mark.slow
 @compiled
 def test_the_kernel_writes_numbers_as_python_percent_f_does():
     """Its own conversion below 4.5e9 against CPython's, on a million values: uniform, log-uniform, negative,

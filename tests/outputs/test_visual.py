@@ -48,6 +48,7 @@ def test_step_counts_applies_decreases_first():
     assert t.tolist() == [0, 5, 9] and v.tolist() == [1, 1, 0]
 
 
+@pytest.mark.slow
 def test_every_plot_is_written(outdir, tmp_path):
     written = make_plots(outdir, dest=tmp_path / "png")
     assert [p.name for p in written] == ["rewards.png", "losses.png", "action_preferences.png", "gantt.png",
@@ -86,6 +87,7 @@ def test_gantt_selection(outdir):
     assert gantt_selection(jobs, job_range=(2, 4))[0].tolist() == [1, 3]
 
 
+@pytest.mark.slow
 def test_long_series_are_binned_and_the_gantt_takes_a_window(tmp_path):
     n = 5000   # one-core jobs back to back on cores 0-9: a series longer than 2 x PLOT_BINS
     rows = [f'{i},w0,p,{i},1,20,1,COMPLETED_SUCCESSFULLY,{i},2,{i + 2},0,2,1,{i % 10},0,""\n' for i in range(n)]

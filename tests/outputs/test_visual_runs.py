@@ -10,6 +10,9 @@ from hdeeprm.outputs.visual import ONE_EPISODE_NOTE, draw_plot, learning_run, ti
 from hdeeprm.run.launch import launch
 from tests.toy import ROOT
 
+#: Real quickstart and learning runs (about 4 s in all on 2 cores): outside the quick subset.
+pytestmark = pytest.mark.slow
+
 LEARNING = ROOT / "examples" / "learning" / "learning.json"
 REINFORCE = str(ROOT / "examples" / "agents" / "reinforce.py")
 

@@ -51,6 +51,7 @@ def test_one_seed_orders_the_policies_and_keeps_invariants(openb):
     assert all(np.all((run.fragmentation_ratio >= 0) & (run.fragmentation_ratio <= 1)) for run in runs.values())
 
 
+@pytest.mark.slow
 def test_cli_atc23_on_a_small_trace(tmp_path, capsys):
     (tmp_path / "openb_node_list_gpu_node.csv").write_text(
         "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(f"n{i},32000,65536,4,T4\n" for i in range(6)))

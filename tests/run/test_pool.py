@@ -8,6 +8,7 @@ import pytest
 from hdeeprm.run.pool import worker_map, worker_pool
 
 
+@pytest.mark.slow
 def test_an_interrupt_lets_the_summary_imports_finish(tmp_path, monkeypatch):
     """Ctrl-C while the parent imports the summary's modules in the background: the import ends before the
     interrupt goes on, so the interpreter's exit does not cut it (half-made objects print errors at exit)."""

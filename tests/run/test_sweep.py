@@ -81,6 +81,7 @@ def test_bad_overrides_are_one_line_options_errors(quickstart, tmp_path, changes
     assert not tmp_path.joinpath("000").exists()   # checked before any run
 
 
+@pytest.mark.slow
 def test_summary_equals_individual_launches(quickstart, tmp_path):
     rows = run_sweep(quickstart, GRID, outdir=tmp_path / "sweep", quiet=True)
     assert len(rows) == 4

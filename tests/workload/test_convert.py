@@ -203,6 +203,7 @@ def test_tsafrir_table_mean_and_tail():
     assert TSAFRIR_PROBABILITIES[TSAFRIR_RATIOS > 1].sum() == pytest.approx(0.20)
 
 
+@pytest.mark.slow
 @needs_traces
 def test_tsafrir_ratios_drawn_on_sdsc():
     workload = swf_to_workload(SDSC, nb_cores=128, reference_speed=1.0, actual_work="tsafrir")

@@ -222,6 +222,7 @@ def test_a_missing_file_on_the_mirror_is_one_line(mirror, cache):
         fetch([NASA.name], base_url=f"{url}/nothing", retries=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, upstream", [("philly:derived", "philly.csv"),
                                             ("pwa:HPC2N-2002-first3171", "HPC2N-2002-2.2.swf.gz")])
 def test_derived_entries_are_built_from_their_upstream_file(mirror, cache, monkeypatch, name, upstream):
@@ -268,6 +269,7 @@ def test_the_shared_fallback_stands_for_an_unset_variable(shared, monkeypatch):
     assert datasets.resolve_path("${HDEEPRM_SHARED}/traces/x.swf", "/") == str(shared / "traces" / "x.swf")
 
 
+@pytest.mark.slow
 def test_options_name_a_trace_by_registry_name(shared, cache, tmp_path, nothing_shared):
     """An options file's registry names resolve through the cache; missing, the error names the field and the
     file; a $HDEEPRM_SHARED path without the variable or the fallback suggests the registry name."""

@@ -127,6 +127,7 @@ def test_cli_usage_error_exit_2(capsys):
     assert "--nb-cores: must be a positive integer, got '0'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_as_a_process(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     ok = subprocess.run([sys.executable, "-m", "hdeeprm.cli.workload", "stats", str(SHIPPED)],
