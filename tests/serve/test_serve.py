@@ -59,6 +59,7 @@ def provisioning():
         yield url, app
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["easy", "medium", "hard", "test-easy-gen"])
 def test_a_graded_episode_over_websocket_equals_the_in_process_one(provisioning, task):
     url, _ = provisioning
@@ -101,6 +102,7 @@ def test_a_session_keeps_its_generator_across_resets_as_gymnasium_does(provision
     assert got_info["scenario"] == info["scenario"]
 
 
+@pytest.mark.slow
 def test_concurrent_sessions_do_not_interfere(provisioning):
     url, app = provisioning
     runs = [("easy", 0, "ws"), ("test-easy-gen", 1, "http"), ("easy", 7, "http"), ("hard", 2, "ws")]
@@ -142,6 +144,7 @@ def post(url, path, body):
     return response.status_code, detail
 
 
+@pytest.mark.slow
 def test_http_errors_are_4xx_with_a_one_line_reason(provisioning):
     url, _ = provisioning
     reset = httpx.post(f"{url}/reset", json={"seed": 0, "task": "test-easy-gen"}, timeout=10).json()
@@ -215,6 +218,7 @@ def test_unknown_env_ids_and_arguments_fail_before_serving():
 
 
 # ------------------------------------------------------------------ sessions are freed
+@pytest.mark.slow
 def test_idle_http_sessions_expire_and_dropped_websockets_free_theirs():
     from websockets.sync.client import connect
 
@@ -237,6 +241,7 @@ def test_idle_http_sessions_expire_and_dropped_websockets_free_theirs():
 
 
 # ------------------------------------------------------------------ every registered environment
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id, kwargs", [
     (hdeeprm.ENV_ID, {"nb_jobs": 60}),
     (hdeeprm.JOB_SLOT_ENV_ID, {"nb_jobs": 60}),

@@ -21,6 +21,7 @@ from tests.toy import ROOT
 START_SECONDS = 60.0
 
 
+@pytest.mark.slow
 def test_the_command_serves_the_easy_task_with_the_in_process_score():
     env = gymnasium.make(hdeeprm.GPU_PROVISIONING_V1_ENV_ID, task="easy")
     env.reset(seed=11)

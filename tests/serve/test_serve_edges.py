@@ -90,6 +90,7 @@ def test_the_websocket_answers_every_malformed_message_in_one_line_and_keeps_the
 
 
 # ------------------------------------------------------------------ clients that leave, sessions that idle
+@pytest.mark.slow
 def test_a_client_that_leaves_mid_step_leaves_no_traceback_in_the_log():
     port = free_loopback_port()
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -165,6 +166,7 @@ def test_a_valid_task_list_is_served_as_in_process(provisioning, transport):
 
 
 # ------------------------------------------------------------------ start-up: nothing heavy before the server runs
+@pytest.mark.slow
 def test_a_mistyped_id_is_refused_before_the_server_or_the_environments_load():
     code = ("import sys\nfrom hdeeprm.cli import serve\nassert serve.main(['GpuProvisioning-v9']) == 2\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('openenv', 'fastapi', 'gymnasium', "
@@ -174,6 +176,7 @@ def test_a_mistyped_id_is_refused_before_the_server_or_the_environments_load():
     assert "unknown environment id 'GpuProvisioning-v9'" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_server_loads_without_openenvs_web_interface_which_stays_importable():
     code = ("import sys\nimport hdeeprm.serve.app\nprint('gradio' in sys.modules)\n"
             "import openenv.core.env_server.web_interface as w\nprint(callable(w.create_web_interface_app))")

@@ -11,6 +11,7 @@ from tests.serve.server import serving
 stable_baselines3 = pytest.importorskip("stable_baselines3")
 
 
+@pytest.mark.slow
 def test_ppo_trains_a_few_steps_through_the_client():
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_checker import check_env
