@@ -70,11 +70,11 @@ def concurrent(make, clients: int, steps: int, max_seconds: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     import gymnasium
-    import httpx
 
     import hdeeprm
     from hdeeprm.cli.serve import parse_assignments
     from hdeeprm.serve import Client
+    from hdeeprm.serve.client import RemoteEnvError, wait_until_healthy
     from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -94,17 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     server = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.serve", args.env, "--port", str(port),
                                "--max-sessions", str(2 * max(args.clients)), *args.kwargs], cwd=ROOT, env=environ)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                print("hdeeprm-serve did not start", file=sys.stderr)
-                return 1
-            time.sleep(0.1)
+        try:
+            wait_until_healthy(url, 60, server)
+        except RemoteEnvError as exc:
+            print(exc, file=sys.stderr)
+            return 1
         local_kwargs = {**kwargs, **({"task": task} if task else {})}
         print(f"{args.env} task={task} {args.steps} steps per client, server on {url} (separate process)")
         print(f"{'clients':>7} {'in-process':>11} {'WebSocket':>10} {'HTTP':>8}   steps/s (ratio to in-process)")

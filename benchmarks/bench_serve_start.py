@@ -21,8 +21,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,26 +52,17 @@ def time_to_health(env_id: str, kwargs: list[str], max_seconds: float) -> float:
     """Seconds from starting ``hdeeprm-serve env_id`` to its first ``/health`` 200.
 
     Raises:
-        RuntimeError: The server exited or did not answer within ``max_seconds``.
+        RemoteEnvError: The server exited or did not answer within ``max_seconds``.
     """
+    from hdeeprm.serve.client import wait_until_healthy
+
     port = free_port()
-    url = f"http://127.0.0.1:{port}/health"
     start = time.perf_counter()
     server = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.serve", env_id, "--port", str(port), *kwargs],
                               cwd=ROOT, env=environ(), stderr=subprocess.PIPE, text=True)
     try:
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=1) as response:
-                    if response.status == 200:
-                        return time.perf_counter() - start
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if server.poll() is not None:
-                raise RuntimeError(f"hdeeprm-serve exited with {server.returncode}: {server.stderr.read().strip()}")
-            if time.perf_counter() - start > max_seconds:
-                raise RuntimeError(f"hdeeprm-serve did not answer /health within {max_seconds:g} s")
-            time.sleep(0.02)
+        wait_until_healthy(f"http://127.0.0.1:{port}", max_seconds, server, poll=0.02)
+        return time.perf_counter() - start
     finally:
         server.terminate()
         server.communicate(timeout=30)

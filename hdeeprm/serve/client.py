@@ -17,6 +17,7 @@ the HTTP session routes instead (``/reset``, ``/step``, ``/state``, ``/close``).
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import gymnasium
@@ -158,6 +159,38 @@ class _Http:
         finally:
             self.session_id = None
             self.http.close()
+
+
+def wait_until_healthy(base_url: str, max_seconds: float = 60.0, process: Any = None, poll: float = 0.05) -> float:
+    """Poll ``base_url``'s ``/health`` until it answers 200 (a server just started, e.g. by a test or a benchmark).
+
+    Args:
+        base_url: The server's address, e.g. ``http://127.0.0.1:8000``.
+        max_seconds: Seconds to wait at most.
+        process: The server's :class:`subprocess.Popen`, if this program started it: its exit ends the wait.
+        poll: Seconds between two requests.
+
+    Returns:
+        The seconds waited until the first 200.
+
+    Raises:
+        RemoteEnvError: ``process`` exited (its exit code and standard error, when piped, in the message), or
+            no 200 came within ``max_seconds``.
+    """
+    start = time.perf_counter()
+    url = f"{base_url.rstrip('/')}/health"
+    while True:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return time.perf_counter() - start
+        except httpx.HTTPError:
+            pass
+        if process is not None and process.poll() is not None:
+            err = process.stderr.read().strip() if process.stderr is not None else ""
+            raise RemoteEnvError(f"hdeeprm-serve exited with {process.returncode} before {url} answered: {err}")
+        if time.perf_counter() - start > max_seconds:
+            raise RemoteEnvError(f"hdeeprm-serve did not answer {url} within {max_seconds:g} s")
+        time.sleep(poll)
 
 
 def server_spaces(base_url: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[str, spaces.Space, spaces.Space]:

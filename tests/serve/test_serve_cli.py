@@ -4,16 +4,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import gymnasium
-import httpx
 import pytest
 
 import hdeeprm
 from hdeeprm.cli import serve as serve_cli
 from hdeeprm.env.gpu_provisioning import reactive_autoscaler
 from hdeeprm.serve import Client
+from hdeeprm.serve.client import wait_until_healthy
 from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
 from tests.toy import ROOT
 
@@ -35,15 +34,7 @@ def test_the_command_serves_the_easy_task_with_the_in_process_score():
     server = subprocess.Popen([sys.executable, "-m", "hdeeprm.cli.serve", "hdeeprm/GpuProvisioning-v1",
                                "--port", str(port)], cwd=ROOT, env=environ, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "hdeeprm-serve did not start"
-            time.sleep(0.1)
+        wait_until_healthy(f"http://127.0.0.1:{port}", START_SECONDS, server)
         client = Client(f"http://127.0.0.1:{port}", task="easy")
         try:
             client.reset(seed=11)

@@ -15,6 +15,7 @@ from websockets.sync.client import connect
 
 import hdeeprm
 from hdeeprm.serve.sessions import task_argument
+from hdeeprm.serve.client import wait_until_healthy
 from hdeeprm.simulation.batsim.pybatsim_adapter import free_loopback_port
 from tests.serve.server import serving
 from tests.toy import ROOT
@@ -98,15 +99,7 @@ def test_a_client_that_leaves_mid_step_leaves_no_traceback_in_the_log():
                               cwd=ROOT, env=environ, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "hdeeprm-serve did not start"
-            time.sleep(0.05)
+        wait_until_healthy(url, 60, server)
         for _ in range(3):   # reset, queue many steps, vanish without a close frame while they run
             with connect(ws_url(url), open_timeout=10) as ws:
                 ask(ws, {"type": "reset", "data": {"seed": 0, "task": "hard"}})
