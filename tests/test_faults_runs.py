@@ -33,7 +33,7 @@ from hdeeprm.cli import serve as serve_cli
 from hdeeprm.cli import sweep as sweep_cli
 from hdeeprm.cli import visual as visual_cli
 from hdeeprm.cli import workload as workload_cli
-from tests.toy import AGENTS, ROOT, TOY_OPTIONS
+from tests.toy import AGENTS, ROOT, TOY_OPTIONS, quickstart_sweep
 
 QUICKSTART = ROOT / "examples" / "quickstart.json"
 GAIA = ROOT / "platforms" / "gaia_mini.json"
@@ -77,7 +77,7 @@ def test_a_held_folder_is_refused_and_a_killed_run_is_reported(tmp_path, capsys)
         for main, prog, argv in [
             (launch_cli.main, "hdeeprm-launch", [str(QUICKSTART), "-q"]),
             (evaluate_cli.main, "hdeeprm-evaluate", [str(QUICKSTART), "-p", "first-random", "-q"]),
-            (sweep_cli.main, "hdeeprm-sweep", [str(ROOT / "examples" / "sweep" / "sdsc_sp2_128.json"), "-q"]),
+            (sweep_cli.main, "hdeeprm-sweep", [str(quickstart_sweep(tmp_path)), "-q"]),
         ]:
             assert main([*argv, "-o", str(out)]) == 2
             assert capsys.readouterr().err == f"{prog}: error: {refused}\n"

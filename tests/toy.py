@@ -4,6 +4,7 @@ The fixtures are made available to every test by ``tests/conftest.py``.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,14 @@ TOY_OPTIONS = ROOT / "examples" / "learning" / "learning.json"
 TOY_WORKLOAD = ROOT / "examples" / "learning" / "workload.json"
 TOY_PLATFORM = ROOT / "platforms" / "learning.json"
 AGENTS = ROOT / "examples" / "agents"
+
+
+def quickstart_sweep(folder: Path) -> Path:
+    """A two-cell sweep over the shipped quickstart (it needs no shared trace), written into ``folder``."""
+    spec = folder / "sweep.json"
+    spec.write_text(json.dumps({"options": str(ROOT / "examples" / "quickstart.json"),
+                                "grid": {"policy_pair": ["first-high_gflops", "first-random"]}}))
+    return spec
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from hdeeprm.cli import platform as platform_cli
 from hdeeprm.cli import sweep as sweep_cli
 from hdeeprm.cli import visual as visual_cli
 from hdeeprm.cli import workload as workload_cli
-from tests.toy import ROOT
+from tests.toy import ROOT, quickstart_sweep
 
 QUICKSTART = ROOT / "examples" / "quickstart.json"
 GAIA = ROOT / "platforms" / "gaia_mini.json"
@@ -151,8 +151,7 @@ def _folder_commands(tmp_path, target):
     return [
         (launch_cli.main, [str(QUICKSTART), "-q", "-o", target], "hdeeprm-launch: error: -o"),
         (evaluate_cli.main, [str(QUICKSTART), "-p", "first-random", "-q", "-o", target], "hdeeprm-evaluate: error: -o"),
-        (sweep_cli.main, [str(ROOT / "examples" / "sweep" / "sdsc_sp2_128.json"), "-q", "-o", target],
-         "hdeeprm-sweep: error: -o"),
+        (sweep_cli.main, [str(quickstart_sweep(tmp_path)), "-q", "-o", target], "hdeeprm-sweep: error: -o"),
         (gpu_cli.main, ["atc23", str(tmp_path), "--output", target], "hdeeprm-gpu: error: --output"),
         (visual_cli.main, [str(tmp_path), "-o", target], "hdeeprm-visual: error: -o"),
     ]

@@ -87,7 +87,7 @@ def test_a_graded_episode_over_http_equals_the_in_process_one(provisioning):
     assert state["task"] == "easy" and state["seed"] == 0 and state["terminated"]
 
 
-def test_a_session_keeps_its_generator_across_resets_as_gymnasium_does(provisioning):
+def test_a_session_keeps_its_generator_across_resets_as_gymnasium_does(provisioning, shared):
     url, _ = provisioning
     env = gymnasium.make(PROVISIONING, task="train")
     first, _ = env.reset(seed=5)
@@ -281,7 +281,7 @@ def jsonable_tree(value):
     return [value]
 
 
-def test_a_placement_task_chosen_at_reset_keeps_the_servers_spaces():
+def test_a_placement_task_chosen_at_reset_keeps_the_servers_spaces(shared):
     with serving(hdeeprm.GPU_PLACEMENT_ENV_ID) as (url, app):
         nodes = app.state.hub.observation_space["nodes"].shape[0]
         env = gymnasium.make(hdeeprm.GPU_PLACEMENT_ENV_ID, scenario="test-easy-gen", max_nodes=nodes)

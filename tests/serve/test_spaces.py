@@ -57,7 +57,9 @@ def test_float32_values_and_non_finite_floats_round_trip_bit_for_bit():
 
 
 @pytest.mark.parametrize("env_id", sorted(hdeeprm.ENV_ENTRY_POINTS))
-def test_every_registered_environment_has_servable_spaces(env_id):
+def test_every_registered_environment_has_servable_spaces(env_id, request):
+    if env_id == hdeeprm.GPU_JOB_SLOT_ENV_ID:
+        request.getfixturevalue("shared")   # its default scenarios replay the Philly trace
     kwargs = {"scenario": "easy-gen"} if env_id == hdeeprm.GPU_PLACEMENT_ENV_ID else {}
     env = gymnasium.make(env_id, **kwargs)
     for space in (env.observation_space, env.action_space):
