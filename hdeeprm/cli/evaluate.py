@@ -27,9 +27,6 @@ from hdeeprm.cli.verbosity import add_verbosity_arguments, log_level
 DEFAULT_OUTDIR = "hdeeprm-evaluation"
 #: Evaluation protocols: HDeepRM's own (the default) and RLScheduler's.
 PROTOCOLS: tuple[str, ...] = ("hdeeprm", "rlscheduler")
-#: Endings of trace files (SWF, gzip-compressed, the GPU traces' CSV): one given where the options file goes is
-#: refused with the command that passes it with ``-w`` (:func:`refuse_trace_as_options`).
-TRACE_SUFFIXES: tuple[str, ...] = (".swf", ".gz", ".csv")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,6 +115,8 @@ def refuse_trace_as_options(parser: argparse.ArgumentParser, args: argparse.Name
             with -w: hdeeprm-evaluate -w TRACE ...`` (``-P PLATFORM.json`` added when no platform is given;
             with ``-w`` given too: give an options file or drop TRACE).
     """
+    from hdeeprm.config.options import TRACE_SUFFIXES
+
     trace = args.options
     if not trace or not trace.lower().endswith(TRACE_SUFFIXES):
         return

@@ -458,14 +458,23 @@ def parse_overrides(changes: dict[str, Any], source: str = "<options>") -> dict[
     return out
 
 
+#: File name endings of traces (SWF, gzip-compressed logs, the GPU tables): such a file given where an options
+#: file goes is named as a trace in the error, with where it belongs instead.
+TRACE_SUFFIXES: tuple[str, ...] = (".swf", ".gz", ".csv")
+
+
 def load_options(path: str | Path) -> Options:
     """Read and validate an options file (see the module docstring).
 
     Raises:
         OptionsError: missing file, not UTF-8, malformed JSON (with its line), a key given twice in
-            one object (with the line of the second) or invalid options.
+            one object (with the line of the second) or invalid options; a trace (:data:`TRACE_SUFFIXES`) given
+            in its place is named as one.
     """
     path = str(path)
+    if path.lower().endswith(TRACE_SUFFIXES) and Path(path).is_file():
+        raise OptionsError("this is a trace, not an options file (JSON): name it as \"workload_file_path\" in an "
+                           "options file (examples/quickstart.json is one)", path=path)
     text = read_text(path, "options file", OptionsError)   # the reading rules: UTF-8, a byte-order mark skipped
     try:
         data = decode_json(text, path, OptionsError)

@@ -67,3 +67,12 @@ def test_a_weighted_placement_naming_a_policy_twice_is_refused(placement, twice,
     assert launch_cli.main([str(options), "-o", str(tmp_path / "out"), "-q"]) == 0
     assert json.loads((tmp_path / "out" / "run.json").read_text())["options"]["gpu"]["placement"] == \
         "fgd:1+best_fit:0.5"
+
+
+@pytest.mark.parametrize("main, prog", [(launch_cli.main, "hdeeprm-launch"), (check_cli.main, "hdeeprm-check")])
+def test_launch_and_check_name_a_trace_given_as_the_options_file(main, prog, capsys):
+    trace = ROOT / "workloads" / "lublin_500_100.swf"
+    assert main([str(trace)]) == 2
+    assert capsys.readouterr().err == (
+        f'{prog}: error: this is a trace, not an options file (JSON): name it as "workload_file_path" in an options '
+        f"file (examples/quickstart.json is one) ({trace})\n")
