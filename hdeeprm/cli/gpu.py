@@ -170,13 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
                          help="extra GPU type library JSON (repeatable; later files override earlier ones)")
     sub.add_parser("types", parents=[library], help="print the GPU type library")
     nodes = sub.add_parser("nodes", parents=[library], help="summarise an openb node list")
-    nodes.add_argument("node_list", help="openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+    nodes.add_argument("node_list", help="openb node list CSV (sn,cpu_milli,memory_mib,gpu,model), or its registry "
+                                         "name (openb:node_list_gpu_node; hdeeprm-workload fetch --list)")
     atc = sub.add_parser("atc23", parents=[library], help="run the ATC'23 placement experiment")
     atc.add_argument("trace_dir", help="folder of the openb CSV files (cluster-trace-gpu-v2023/csv)")
     atc.add_argument("--workload", default="default",
                      help="pod list: a variant name (default, cpu050, gpushare40, gpuspec10, multigpu20, ...) "
-                     "for TRACE_DIR/openb_pod_list_<name>.csv, or a CSV path (default: default)")
-    atc.add_argument("--nodes", help="node list CSV (default: TRACE_DIR/openb_node_list_gpu_node.csv)")
+                     "for TRACE_DIR/openb_pod_list_<name>.csv, a CSV path or a registry name (openb:pod_list_default) "
+                     "(default: default)")
+    atc.add_argument("--nodes", help="node list CSV or registry name (default: "
+                                     "TRACE_DIR/openb_node_list_gpu_node.csv)")
     atc.add_argument("--policies", nargs="+", default=list(ATC23_POLICIES), metavar="NAME",
                      help=f"policies among {', '.join(GPU_PLACEMENTS.names())} (default: the paper's six)")
     atc.add_argument("--seeds", type=int, default=len(ATC23_SEEDS), help="number of seeds (default: 10)")
@@ -202,11 +205,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run() -> None:
+        from hdeeprm.workload.datasets import resolve_name   # registry names (openb:node_list_gpu_node) to files
+
         if args.command == "types":
             print(types_table(args.library))
             return
         if args.command == "nodes":
-            print(nodes_table(args.node_list, args.library))
+            print(nodes_table(resolve_name(args.node_list), args.library))
             return
         if args.output:
             check_output_folder(args.output, "--output")
@@ -214,10 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         count("--first-seed", args.first_seed, 0)
         real("--ratio", args.ratio, positive=True, maximum=MAX_RATIO)
         trace_dir = Path(args.trace_dir)
-        workload = Path(args.workload) if args.workload.endswith(".csv") else \
-            trace_dir / f"openb_pod_list_{args.workload}.csv"
+        workload = Path(resolve_name(args.workload)) if args.workload.endswith(".csv") or ":" in args.workload \
+            else trace_dir / f"openb_pod_list_{args.workload}.csv"
         library = load_gpu_library(args.library)
-        cluster = read_openb_nodes(args.nodes or trace_dir / "openb_node_list_gpu_node.csv", library)
+        cluster = read_openb_nodes(resolve_name(args.nodes) if args.nodes else
+                                   trace_dir / "openb_node_list_gpu_node.csv", library)
         pods = read_openb_pods(workload, library)
         check_experiment_inputs(cluster, pods)
         print(f"{cluster.nb_nodes} nodes, {cluster.nb_gpus} GPUs ({cluster.source}); {len(pods)} pods "

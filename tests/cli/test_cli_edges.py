@@ -76,3 +76,19 @@ def test_launch_and_check_name_a_trace_given_as_the_options_file(main, prog, cap
     assert capsys.readouterr().err == (
         f'{prog}: error: this is a trace, not an options file (JSON): name it as "workload_file_path" in an options '
         f"file (examples/quickstart.json is one) ({trace})\n")
+
+
+@pytest.mark.slow
+def test_hdeeprm_gpu_takes_registry_names_for_its_node_and_pod_lists(shared, tmp_path, monkeypatch, capsys):
+    from hdeeprm.cli import gpu as gpu_cli
+
+    monkeypatch.setenv("HDEEPRM_DATA", str(tmp_path / "empty-cache"))   # the name resolves to ../shared's copy
+    assert gpu_cli.main(["nodes", "openb:node_list_gpu_node"]) == 0
+    table = capsys.readouterr().out
+    assert gpu_cli.main(["nodes", str(shared / "traces" / "gpu" / "openb_node_list_gpu_node.csv")]) == 0
+    assert capsys.readouterr().out == table and "V100M32" in table
+    assert gpu_cli.main(["atc23", str(tmp_path), "--nodes", "openb:node_list_gpu_node", "--workload",
+                         "openb:pod_list_default", "--seeds", "1", "--policies", "best_fit"]) == 0
+    assert "best_fit" in capsys.readouterr().out
+    assert gpu_cli.main(["nodes", "openb:node_list"]) == 2
+    assert capsys.readouterr().err.startswith("hdeeprm-gpu: error: unknown dataset 'openb:node_list' (")
