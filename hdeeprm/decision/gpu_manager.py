@@ -302,10 +302,27 @@ class GpuManager:
         For a spread job (several parts, see the module docstring) the chosen node takes the first part;
         :meth:`place_on` then places the other parts with the run's policy.
         """
-        mask = np.zeros(self.cluster.nb_nodes, dtype=bool)
         if self.chunks[job]:
-            mask[self.state.fitting_nodes(self.chunks[job][0])] = True
-        return mask
+            return self.state.fits(self.chunks[job][0])
+        return np.zeros(self.cluster.nb_nodes, dtype=bool)
+
+    def first_part_fits(self, jobs: list[int]) -> list[bool]:
+        """Whether the first part of each queued job fits some node now (``fitting_mask(job).any()`` for each).
+
+        Jobs whose first parts ask for the same resources share one fit test.
+        """
+        known: dict[tuple, bool] = {}
+        fits = []
+        for job in jobs:
+            chunks = self.chunks[job]
+            if not chunks:
+                fits.append(False)
+                continue
+            shape = self.shapes[job][0]
+            if shape not in known:
+                known[shape] = bool(self.state.fits(chunks[0]).any())
+            fits.append(known[shape])
+        return fits
 
     def place_on(self, job: int, node: int) -> list[Placement] | None:
         """Place queued ``job`` with its first part on ``node`` (an agent's choice) and take it off the queue.

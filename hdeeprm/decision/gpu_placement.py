@@ -161,12 +161,15 @@ class PlacementState:
         memory_left: Free memory per node in MiB, int64 (N,).
         gpu_left: Free share per GPU in thousandths, int64 (N, G) (G: most GPUs on a node; 0 for missing GPUs).
         total_left: ``gpu_left`` summed per node, int64 (N,).
+        most_left: ``gpu_left``'s largest entry per node, int64 (N,) (what a pod on one GPU fits against).
+        whole_free: GPUs with all their share free per node, int64 (N,) (what a pod of whole GPUs fits against).
         gpu_memory: Memory of one GPU of each node in MiB, int64 (N,) (0 without GPUs; :func:`gpu_memory_mib`).
         gpu_memory_left: Free GPU memory per GPU in MiB, int64 (N, G) (0 for missing GPUs).
         shapes: Whether each node runs a pod of each GPU shape (see :attr:`PodRequest.shape_tag`), bool (N, G + 1).
         frag: Per-node fragmentation numerator (see :func:`~hdeeprm.decision.fragmentation.frag_numerator`), int64
             (N,), or None without typical pods.
         active: Which nodes take new pods, bool (N,), or None (all; a provisioning agent switches nodes off).
+        version: How many times each node's free resources changed, int64 (N,): the key of :meth:`cached_scores`.
     """
 
     def __init__(self, cluster: GpuCluster, typical: TypicalPods | None = None,
@@ -178,10 +181,9 @@ class PlacementState:
         self.memory_left = cluster.memory_mib.copy()
         width = max(cluster.max_gpus_per_node, 1)
         present = np.arange(width) < cluster.gpu_count[:, None]
-        self.gpu_left = np.where(present, MILLI, 0).astype(np.int64)
-        self.total_left = self.gpu_left.sum(axis=1)
         self.gpu_memory = gpu_memory_mib(cluster)[cluster.gpu_model]
-        self.gpu_memory_left = np.where(present, self.gpu_memory[:, None], 0).astype(np.int64)
+        self.set_free(self.cpu_left, self.memory_left, np.where(present, MILLI, 0).astype(np.int64),
+                      np.where(present, self.gpu_memory[:, None], 0).astype(np.int64))
         self.speed = speed
         self._type_keys: tuple[np.ndarray, np.ndarray] | None = None
         self.shapes = np.zeros((cluster.nb_nodes, width + 1), dtype=bool)
@@ -191,6 +193,8 @@ class PlacementState:
         self.typical = typical
         self.count = self.below = self.frag = None
         self.active: np.ndarray | None = None
+        self.version = np.zeros(cluster.nb_nodes, dtype=np.int64)
+        self._score_cache: dict[tuple, tuple[np.ndarray, np.ndarray | None, np.ndarray]] = {}
         if typical is not None:
             self.count, self.below = gpu_fit_counts(self.gpu_left, typical)
             self.frag = frag_numerator(self.cpu_left, self.total_left, self.count, self.below, self.model, typical)
@@ -199,20 +203,85 @@ class PlacementState:
         """A copy of the free resources (and :attr:`active`), without fragmentation tracking: a what-if state."""
         copy = PlacementState.__new__(PlacementState)
         copy.__dict__.update(self.__dict__)
-        for name in ("cpu_left", "memory_left", "gpu_left", "total_left", "gpu_memory_left", "shapes", "shape_pods"):
+        for name in ("cpu_left", "memory_left", "gpu_left", "total_left", "most_left", "whole_free", "gpu_memory_left",
+                     "shapes", "shape_pods"):
             setattr(copy, name, getattr(self, name).copy())
         copy.typical = copy.count = copy.below = copy.frag = None
+        copy.version, copy._score_cache = self.version.copy(), {}
         return copy
+
+    def set_free(self, cpu_left: np.ndarray, memory_left: np.ndarray, gpu_left: np.ndarray,
+                 gpu_memory_left: np.ndarray) -> None:
+        """Set every node's free resources at once (a what-if state of a later time), with the sums kept from them.
+
+        Args:
+            cpu_left, memory_left: Free CPU (thousandths of a core) and memory (MiB) per node, int64 (N,).
+            gpu_left, gpu_memory_left: Free share (thousandths) and GPU memory (MiB) per GPU, int64 (N, G).
+        """
+        self.cpu_left, self.memory_left, self.gpu_left, self.gpu_memory_left = (cpu_left, memory_left, gpu_left,
+                                                                                gpu_memory_left)
+        self.total_left = gpu_left.sum(axis=1)
+        self.most_left = gpu_left.max(axis=1, initial=0)
+        self.whole_free = (gpu_left >= MILLI).sum(axis=1)
+
+    def add_cpu(self, change: np.ndarray) -> None:
+        """Add ``change`` to every node's free CPU (thousandths of a core, int64 (N,); negative: cores taken)."""
+        self.cpu_left += change
+        self.version += change != 0
+
+    def cached_scores(self, key: tuple, nodes: np.ndarray,
+                      compute: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]]
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """A score function's results for ``nodes``, recomputed only for the nodes that changed since they were last asked.
+
+        For a score that depends on nothing but the pod (summed up in ``key``) and each node's own free resources
+        (as ``fgd``'s does): each node's score is kept with the node's :attr:`version` and reused while the node is
+        unchanged, so a placement, which changes one node, costs one node's scoring for the next pod of that shape
+        instead of every fitting node's. The results are the same integers as ``compute(nodes)``.
+
+        Args:
+            key: Everything of the pod the score depends on (hashable), with the score's name.
+            nodes: Fitting nodes, int64 (K,).
+            compute: Scores (and chosen GPU, or None) of some nodes, int64 (k,) each: the uncached score function.
+
+        Returns:
+            ``(scores, gpus)`` for ``nodes``, int64 (K,) each (``gpus`` None when ``compute`` gives none).
+        """
+        entry = self._score_cache.get(key)
+        if entry is None:
+            size = len(self.version)
+            entry = self._score_cache[key] = (np.zeros(size, dtype=np.int64), None, np.full(size, -1, dtype=np.int64))
+        scores, gpus, seen = entry
+        stale = nodes[seen[nodes] != self.version[nodes]]
+        if len(stale):
+            fresh, chosen = compute(stale)
+            scores[stale] = fresh
+            if chosen is not None:
+                if gpus is None:
+                    gpus = np.zeros(len(scores), dtype=np.int64)
+                    self._score_cache[key] = (scores, gpus, seen)
+                gpus[stale] = chosen
+            seen[stale] = self.version[stale]
+        return scores[nodes], None if gpus is None else gpus[nodes]
 
     def fitting_nodes(self, pod: PodRequest) -> np.ndarray:
         """Indices of the nodes the pod fits, ascending, int64 (K,)."""
+        return np.flatnonzero(self.fits(pod))
+
+    def fits(self, pod: PodRequest) -> np.ndarray:
+        """Whether the pod fits each node now, bool (N,): the filter every placement applies."""
         ok = (self.cpu_left >= pod.cpu) & (self.memory_left >= pod.memory)
         if self.active is not None:
             ok &= self.active
         if pod.num_gpu:
             ok &= pod.allowed[self.model]
-            ok &= gpu_fits(self.gpu_left, self.gpu_memory_left, pod).sum(axis=1) >= pod.num_gpu
-        return np.flatnonzero(ok)
+            if pod.num_gpu == 1 and not (pod.gpu_memory and pod.shares_gpu):
+                ok &= self.most_left >= pod.gpu_milli   # one GPU, fitting by share alone
+            elif pod.gpu_milli == MILLI:
+                ok &= self.whole_free >= pod.num_gpu
+            else:
+                ok &= gpu_fits(self.gpu_left, self.gpu_memory_left, pod).sum(axis=1) >= pod.num_gpu
+        return ok
 
     def has_room(self, node: int, gpus: np.ndarray, pod: PodRequest) -> bool:
         """Whether ``node`` is active and has room for ``pod`` on exactly ``gpus`` now (a reserved placement)."""
@@ -269,11 +338,13 @@ class PlacementState:
         if pod.num_gpu:
             self.gpu_left[node, gpus] -= pod.gpu_milli
             self.total_left[node] -= pod.gpu_request
+            self._summarise(node)
             taken = pod.memory_taken(self.gpu_memory[node])
             if taken:
                 self.gpu_memory_left[node, gpus] -= taken
             self.shapes[node, pod.shape_tag] = True
             self.shape_pods[node, pod.shape_tag] += 1
+        self.version[node] += 1
         self._refresh_fragmentation(node)
 
     def release(self, node: int, gpus: np.ndarray, pod: PodRequest) -> None:
@@ -283,12 +354,19 @@ class PlacementState:
         if pod.num_gpu:
             self.gpu_left[node, gpus] += pod.gpu_milli
             self.total_left[node] += pod.gpu_request
+            self._summarise(node)
             taken = pod.memory_taken(self.gpu_memory[node])
             if taken:
                 self.gpu_memory_left[node, gpus] += taken
             self.shape_pods[node, pod.shape_tag] -= 1
             self.shapes[node, pod.shape_tag] = self.shape_pods[node, pod.shape_tag] > 0
+        self.version[node] += 1
         self._refresh_fragmentation(node)
+
+    def _summarise(self, node: int) -> None:
+        left = self.gpu_left[node]
+        self.most_left[node] = left.max(initial=0)
+        self.whole_free[node] = (left >= MILLI).sum()
 
     def _refresh_fragmentation(self, node: int) -> None:
         if self.typical is not None:

@@ -129,9 +129,7 @@ class ReservationProfile:
         """
         row = self.rows[position]
         then = self._state.free_copy()
-        then.cpu_left, then.memory_left = self.cpu[row].copy(), self.memory[row].copy()
-        then.gpu_left, then.gpu_memory_left = self.gpu[row].copy(), self.gpu_memory[row].copy()
-        then.total_left = then.gpu_left.sum(axis=1)
+        then.set_free(self.cpu[row].copy(), self.memory[row].copy(), self.gpu[row].copy(), self.gpu_memory[row].copy())
         return plan_parts(then, pods, accept=accept)
 
     def holds(self, position: int, end: float, placed: Sequence) -> bool:

@@ -113,6 +113,11 @@ def fgd_score(delta: np.ndarray, total_weight: int) -> np.ndarray:
 
 
 def _fgd(state, pod, nodes, rng):
+    key = ("fgd", pod.cpu, pod.num_gpu, pod.gpu_milli, pod.gpu_memory if pod.shares_gpu else 0)
+    return state.cached_scores(key, nodes, lambda stale: _fgd_scores(state, pod, stale))
+
+
+def _fgd_scores(state, pod, nodes):
     typical = state.typical
     if pod.num_gpu == 0:
         frag = frag_numerator(state.cpu_left[nodes] - pod.cpu, state.total_left[nodes], state.count[nodes],

@@ -204,7 +204,7 @@ class GpuJobSlotEnv(gymnasium.Env):
         while True:
             manager = replay.manager
             self._visible = manager.ordered_queue()[:self.slots]
-            fits = [bool(manager.fitting_mask(job).any()) for job in self._visible]
+            fits = manager.first_part_fits(self._visible)
             if any(fits):
                 self._mask = np.zeros(self.slots + 1, dtype=bool)
                 self._mask[:len(fits)] = fits
@@ -222,10 +222,13 @@ class GpuJobSlotEnv(gymnasium.Env):
         replay = self.replay
         jobs, state = replay.jobs, replay.manager.state
         rows = np.zeros((self.slots + 1, len(SLOT_FEATURES)), dtype=np.float32)
-        for k, job in enumerate(self._visible):
-            rows[k] = (1.0, jobs.num_gpu[job] / 8.0, jobs.gpu_milli[job] / MILLI, jobs.cpu_milli[job] / self._cpu,
-                       jobs.memory_mib[job] / self._memory, np.log1p(jobs.duration[job]) / _LOG_MONTH,
-                       np.log1p(replay.now - jobs.submit[job]) / _LOG_MONTH, self._mask[k])
+        shown = len(self._visible)
+        if shown:
+            job = np.array(self._visible, dtype=np.int64)
+            rows[:shown] = np.stack((np.ones(shown), jobs.num_gpu[job] / 8.0, jobs.gpu_milli[job] / MILLI,
+                                     jobs.cpu_milli[job] / self._cpu, jobs.memory_mib[job] / self._memory,
+                                     np.log1p(jobs.duration[job]) / _LOG_MONTH,
+                                     np.log1p(replay.now - jobs.submit[job]) / _LOG_MONTH, self._mask[:shown]), axis=1)
         idle = float(state.total_left.sum())
         rows[-1, :3] = (1.0 - idle / self._capacity, replay.fragmented() / idle if idle else 0.0,
                         np.log1p(len(replay.manager.queue)) / np.log1p(10_000))

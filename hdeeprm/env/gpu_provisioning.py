@@ -375,7 +375,7 @@ class GpuProvisioningEnvV1(GpuProvisioningEnv):
         clock = (1.0 + np.array([np.sin(day), np.cos(day), np.sin(week), np.cos(week)])) / 2.0
         manager = self.replay.manager
         queue = manager.queue
-        blocked = sum(not manager.fitting_mask(job).any() for job in queue) / len(queue) if queue else 0.0
+        blocked = manager.first_part_fits(queue).count(False) / len(queue) if queue else 0.0
         return clip_unit(np.concatenate([super()._observe(), [blocked], clock]))
 
 
