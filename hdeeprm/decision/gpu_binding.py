@@ -237,8 +237,7 @@ class GpuBinder:
     def move(self, state: PlacementState, job: Job, cores: np.ndarray, share: list[Placement] | None,
              sign: int) -> None:
         """Take (``sign`` = -1) or give back (+1) ``job``'s cores and GPUs ``share`` in what-if ``state``."""
-        state.add_cpu(sign * np.bincount(self.core_node[np.asarray(cores, dtype=np.int64)],
-                                         minlength=self.cluster.nb_nodes) * MILLI)
+        state.add_cpu(self.core_node[np.asarray(cores, dtype=np.int64)], sign * MILLI)
         for p in share or ():
             (state.release if sign > 0 else state.place)(p.node, p.gpus, p.pod)
 

@@ -26,7 +26,7 @@ fully free ones (``open_gpu_share.go``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -75,21 +75,19 @@ class PodRequest:
     gpu_milli: int
     allowed: np.ndarray
     gpu_memory: int = 0
+    #: Whether the pod asks for a fraction of one GPU (derived).
+    shares_gpu: bool = field(init=False, repr=False, compare=False)
+    #: GPU share asked for, in thousandths (derived).
+    gpu_request: int = field(init=False, repr=False, compare=False)
+    #: The pod's GPU shape for ``gpu_clustering``: -1 CPU-only, 0 shared GPU, k for k whole GPUs (derived).
+    shape_tag: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def shares_gpu(self) -> bool:
-        """Whether the pod asks for a fraction of one GPU."""
-        return self.num_gpu == 1 and self.gpu_milli < MILLI
-
-    @property
-    def gpu_request(self) -> int:
-        """GPU share asked for, in thousandths."""
-        return self.num_gpu * self.gpu_milli
-
-    @property
-    def shape_tag(self) -> int:
-        """The pod's GPU shape for ``gpu_clustering``: -1 CPU-only, 0 shared GPU, k for k whole GPUs."""
-        return -1 if self.num_gpu == 0 else 0 if self.shares_gpu else self.num_gpu
+    def __post_init__(self) -> None:
+        # Derived once: placements read them for every node change (a frozen dataclass sets them so).
+        shares = self.num_gpu == 1 and self.gpu_milli < MILLI
+        object.__setattr__(self, "shares_gpu", shares)
+        object.__setattr__(self, "gpu_request", self.num_gpu * self.gpu_milli)
+        object.__setattr__(self, "shape_tag", -1 if self.num_gpu == 0 else 0 if shares else self.num_gpu)
 
     def memory_taken(self, capacity: int) -> int:
         """GPU memory the pod holds on each of its GPUs, MiB, on a GPU of ``capacity`` MiB.
@@ -224,10 +222,10 @@ class PlacementState:
         self.most_left = gpu_left.max(axis=1, initial=0)
         self.whole_free = (gpu_left >= MILLI).sum(axis=1)
 
-    def add_cpu(self, change: np.ndarray) -> None:
-        """Add ``change`` to every node's free CPU (thousandths of a core, int64 (N,); negative: cores taken)."""
-        self.cpu_left += change
-        self.version += change != 0
+    def add_cpu(self, nodes: np.ndarray, change: int) -> None:
+        """Add ``change`` thousandths of a core to the free CPU of each of ``nodes`` (int (k,), repeats add again)."""
+        np.add.at(self.cpu_left, nodes, change)
+        self.version[nodes] += 1
 
     def cached_scores(self, key: tuple, nodes: np.ndarray,
                       compute: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]]
@@ -364,9 +362,9 @@ class PlacementState:
         self._refresh_fragmentation(node)
 
     def _summarise(self, node: int) -> None:
-        left = self.gpu_left[node]
-        self.most_left[node] = left.max(initial=0)
-        self.whole_free[node] = (left >= MILLI).sum()
+        left = self.gpu_left[node].tolist()   # a few GPUs: Python's max and count beat NumPy's call overhead
+        self.most_left[node] = max(left, default=0)
+        self.whole_free[node] = left.count(MILLI)   # a share is at most MILLI: ">= MILLI" is "== MILLI"
 
     def _refresh_fragmentation(self, node: int) -> None:
         if self.typical is not None:
