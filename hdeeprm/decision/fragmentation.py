@@ -21,6 +21,8 @@ counts so that a scheduler can evaluate hypothetical placements in one vectorise
 """
 from __future__ import annotations
 
+import functools
+
 from collections import Counter
 from dataclasses import dataclass
 
@@ -51,7 +53,7 @@ class TypicalPods:
     allowed: np.ndarray
     weight: np.ndarray
 
-    @property
+    @functools.cached_property
     def total(self) -> int:
         """Sum of the weights (the divisor that turns :func:`frag_numerator` into thousandths of a GPU)."""
         return int(self.weight.sum())

@@ -225,10 +225,12 @@ class GpuJobSlotEnv(gymnasium.Env):
         shown = len(self._visible)
         if shown:
             job = np.array(self._visible, dtype=np.int64)
-            rows[:shown] = np.stack((np.ones(shown), jobs.num_gpu[job] / 8.0, jobs.gpu_milli[job] / MILLI,
-                                     jobs.cpu_milli[job] / self._cpu, jobs.memory_mib[job] / self._memory,
-                                     np.log1p(jobs.duration[job]) / _LOG_MONTH,
-                                     np.log1p(replay.now - jobs.submit[job]) / _LOG_MONTH, self._mask[:shown]), axis=1)
+            for column, values in enumerate((1.0, jobs.num_gpu[job] / 8.0, jobs.gpu_milli[job] / MILLI,
+                                             jobs.cpu_milli[job] / self._cpu, jobs.memory_mib[job] / self._memory,
+                                             np.log1p(jobs.duration[job]) / _LOG_MONTH,
+                                             np.log1p(replay.now - jobs.submit[job]) / _LOG_MONTH,
+                                             self._mask[:shown])):
+                rows[:shown, column] = values
         idle = float(state.total_left.sum())
         rows[-1, :3] = (1.0 - idle / self._capacity, replay.fragmented() / idle if idle else 0.0,
                         np.log1p(len(replay.manager.queue)) / np.log1p(10_000))
