@@ -184,9 +184,16 @@ class GpuManager:
             chunks, reason = self._plan(jobs, i, allowed, empty)
             self.chunks.append(chunks)
             self.reasons.append(reason)
-        #: Per job, what its requests ask for (equal shapes fit or fail together in one decision).
-        self.shapes = [tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.gpu_memory, p.allowed.tobytes())
-                             for p in chunks) for chunks in self.chunks]
+        # What each job's requests ask for; equal shapes fit or fail together in one decision. Numbered, so that a
+        # decision's sets of failed shapes hash small integers.
+        asks = [tuple((p.cpu, p.memory, p.num_gpu, p.gpu_milli, p.gpu_memory, p.allowed.tobytes()) for p in chunks)
+                for chunks in self.chunks]
+        numbers: dict[tuple, int] = {}
+        firsts: dict[tuple, int] = {}
+        #: Per job, the number of what its requests ask for (jobs with equal numbers ask for the same).
+        self.shapes = [numbers.setdefault(ask, len(numbers)) for ask in asks]
+        #: Per job, the number of what its first request asks for (:meth:`first_part_fits`).
+        self.first_shapes = [firsts.setdefault(ask[:1], len(firsts)) for ask in asks]
 
     def _plan(self, jobs: GpuJobs, i: int, allowed: np.ndarray, empty: PlacementState):
         """The chunks of job ``i`` and the reason it can never fit (None when it can)."""
@@ -262,7 +269,7 @@ class GpuManager:
         Returns:
             ``(job, placements)`` of the jobs started, in start order (the queue is left to :meth:`schedule`).
         """
-        failed: set[tuple] = set()
+        failed: set[int] = set()
         shapes = self.shapes
 
         def place(job: int) -> list[Placement] | None:
@@ -311,14 +318,14 @@ class GpuManager:
 
         Jobs whose first parts ask for the same resources share one fit test.
         """
-        known: dict[tuple, bool] = {}
+        known: dict[int, bool] = {}
         fits = []
         for job in jobs:
             chunks = self.chunks[job]
             if not chunks:
                 fits.append(False)
                 continue
-            shape = self.shapes[job][0]
+            shape = self.first_shapes[job]
             if shape not in known:
                 known[shape] = bool(self.state.fits(chunks[0]).any())
             fits.append(known[shape])
@@ -373,8 +380,8 @@ class _GpuView:
     def __init__(self, manager: GpuManager) -> None:
         self.manager, self.shapes = manager, manager.shapes
         self.starting: list[tuple[int, list[Placement]]] = []   # the jobs this decision starts, in order
-        self.failed: set[tuple] = set()
-        self.refused: dict[tuple, list[Placement]] = {}
+        self.failed: set[int] = set()
+        self.refused: dict[int, list[Placement]] = {}
         #: ``job``'s estimated run time on its placements, seconds: the run's estimate (:attr:`GpuManager.estimate`).
         self.estimate: Estimate = manager.estimate
         self.deterministic = all(part.partition(":")[0] != "random" for part in manager.placement.split("+"))

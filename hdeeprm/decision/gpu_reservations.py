@@ -201,7 +201,7 @@ class ReservationPlan:
         self.reserved: dict[int, tuple[float, int, list[Placement]]] = {}
         self._nb_reserved = 0
         self._active: np.ndarray | None = None   # the active nodes the plan was made for
-        self._floor: dict[tuple, float] = {}     # shape -> first candidate time of this decision, s
+        self._floor: dict[int, float] = {}     # shape -> first candidate time of this decision, s
         self._taken: set[int] = set()             # the due jobs this decision starts
 
     def open(self, now: float) -> list[tuple[int, list[Placement]]]:
