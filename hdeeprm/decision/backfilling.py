@@ -82,8 +82,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from hdeeprm.decision.conservative import conservative_backfill
+from hdeeprm.decision.core_selection import RANDOM_CORE_SELECTIONS
 from hdeeprm.decision.easy import easy_backfill
 from hdeeprm.decision.free_spaces import FreeSpaces, Space
+from hdeeprm.decision.gpu_scoring import draws_random
 from hdeeprm.decision.start_strategy import StartStrategy
 from hdeeprm.workload.model import Job
 
@@ -348,11 +350,20 @@ class _CoreView:
     estimate it could get) and needing more than the spare cores then, is skipped before its cores are chosen; a GPU
     job shape that found no cores is skipped for the rest of the pass (resources only shrink within a pass). Without
     a GPU head or resource models, the spare core count alone says whether the head still fits.
+
+    A GPU job shape whose cores and GPUs were found but refused (the head would be delayed) is, until a job starts,
+    refused again for every job of that shape that runs at least as long: with a core selection and a GPU placement
+    that draw no random numbers and no resource models, the same shape gets the same cores and GPUs on the same
+    state, so the same test with a later (or equal) end. Such jobs are skipped before their cores are chosen.
     """
 
     def __init__(self, strategy: EasyBackfilling, place: Place) -> None:
         self.strategy, self.manager, self._place = strategy, strategy.manager, place
         self.failed: set[tuple] = set()   # GPU job shapes that did not fit now
+        self.refused: dict[tuple, float] = {}   # GPU job shape -> shortest duration refused since the last start
+        binder = self.manager.gpus
+        self._repeatable = (binder is not None and not self.manager.models and not draws_random(binder.policy)
+                            and self.manager.core_policy not in RANDOM_CORE_SELECTIONS)
 
     def place(self, job: Job, accept) -> np.ndarray | None:
         """The cores the decision's core selection picks for ``job`` (None: it does not fit), if ``accept``s them."""
@@ -363,10 +374,16 @@ class _CoreView:
             if job.num_gpu:
                 self.failed.add((job.res, job.mem, job.num_gpu, job.gpu_milli))
             return None
-        return cores if accept(cores) else None
+        if accept(cores):
+            return cores
+        if job.num_gpu and self._repeatable:
+            shape, duration = (job.res, job.mem, job.num_gpu, job.gpu_milli), self.manager.gpus.duration(job)
+            self.refused[shape] = min(duration, self.refused.get(shape, math.inf))
+        return None
 
     def start(self, job: Job, cores: np.ndarray) -> None:
         """Start ``job`` on ``cores`` now."""
+        self.refused.clear()   # the state changed: a refused shape may get other cores and GPUs now
         self.strategy._start(job, cores, self._place)
 
     def shadow(self, head: Job, now: float) -> tuple[float, _Then]:
@@ -407,7 +424,10 @@ class _CoreView:
         least = binder.least_run_time(job) if binder is not None and job.num_gpu else job.requested_time
         if now + least > shadow and job.res > then.spare:
             return True   # it would still hold its cores at the shadow time, leaving the head too few
-        return bool(job.num_gpu) and (job.res, job.mem, job.num_gpu, job.gpu_milli) in self.failed
+        if not job.num_gpu:
+            return False
+        shape = (job.res, job.mem, job.num_gpu, job.gpu_milli)
+        return shape in self.failed or (shape in self.refused and binder.duration(job) >= self.refused[shape])
 
 
 class ConservativeBackfilling(_Backfilling):

@@ -51,6 +51,10 @@ for _name in ("random", "high_gflops", "high_cores", "high_mem", "high_mem_bw", 
     CORE_SELECTIONS.register(_name, "_" + _name)
 
 
+#: Core selections whose picks depend on the run's random generator, not only on the free cores.
+RANDOM_CORE_SELECTIONS = frozenset({"random"})
+
+
 class CoreSelector:
     """Picks the cores of a job under a core-selection policy.
 

@@ -162,6 +162,12 @@ class GpuBinder:
             return job.requested_time
         return self.estimate(job.index, placed)
 
+    def duration(self, job: Job) -> float:
+        """Seconds ``job`` runs on the reference GPU type: what :meth:`run_time` multiplies by its GPUs' factor."""
+        if self.estimate is None or not job.num_gpu:
+            return job.requested_time
+        return float(self.estimate.durations[job.index])
+
     def least_run_time(self, job: Job) -> float:
         """Seconds ``job`` runs at least wherever its GPUs are (:meth:`run_time`'s lower bound), before placing it."""
         if self.estimate is None or not job.num_gpu:

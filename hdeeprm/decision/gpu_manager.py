@@ -63,7 +63,7 @@ import numpy as np
 
 from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
                                             PolicyChoices, plan_parts)
-from hdeeprm.decision.gpu_scoring import placement_policy
+from hdeeprm.decision.gpu_scoring import draws_random, placement_policy
 from hdeeprm.decision.gpu_reservations import ReservationPlan
 from hdeeprm.decision.orderings import JOB_ORDERINGS
 from hdeeprm.decision.start_strategy import start_in_order
@@ -384,7 +384,7 @@ class _GpuView:
         self.refused: dict[int, list[Placement]] = {}
         #: ``job``'s estimated run time on its placements, seconds: the run's estimate (:attr:`GpuManager.estimate`).
         self.estimate: Estimate = manager.estimate
-        self.deterministic = all(part.partition(":")[0] != "random" for part in manager.placement.split("+"))
+        self.deterministic = not draws_random(manager.policy)
 
     def place(self, job: int, accept: Accept | None) -> list[Placement] | None:
         """Place ``job`` now with the run's policy; None when no node takes it (nothing taken then).

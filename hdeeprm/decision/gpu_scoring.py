@@ -182,6 +182,15 @@ for _policy in (PlacementPolicy("random", _random, gpu_selection="random"),
     GPU_PLACEMENTS.register(_policy.name, _policy)
 
 
+def draws_random(policy: PlacementPolicy) -> bool:
+    """Whether ``policy`` draws random numbers (``random``, alone or weighted with others).
+
+    A policy that does not scores and chooses GPUs from the state alone: asked again on the same state, it gives the
+    same nodes and GPUs (what the backfilling passes' memos of refused shapes rely on).
+    """
+    return any(part.partition(":")[0] == "random" for part in policy.name.split("+"))
+
+
 def weighted_placement(weights: Mapping[str, float]) -> PlacementPolicy:
     """Several placement policies scoring together, with weights: the Kubernetes scheduler framework's score phase.
 
