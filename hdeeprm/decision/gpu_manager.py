@@ -178,11 +178,15 @@ class GpuManager:
         self.reasons: list[str | None] = []
         memory_ok = gpu_memory_mib(cluster)
         empty = PlacementState(cluster)
-        for i in range(len(jobs)):
-            allowed = allowed_models(jobs.gpu_spec[i], cluster.models)
-            allowed &= memory_ok >= jobs.gpu_memory_mib[i]
-            chunks, reason = self._plan(jobs, i, allowed, empty)
-            self.chunks.append(chunks)
+        planned: dict[tuple, tuple[list[PodRequest], str | None]] = {}   # jobs asking for the same: planned once
+        for i, ask in enumerate(zip(jobs.gpu_spec, jobs.gpu_memory_mib.tolist(), jobs.num_gpu.tolist(),
+                                    jobs.gpu_milli.tolist(), jobs.cpu_milli.tolist(), jobs.memory_mib.tolist())):
+            if ask not in planned:
+                allowed = allowed_models(jobs.gpu_spec[i], cluster.models)
+                allowed &= memory_ok >= jobs.gpu_memory_mib[i]
+                planned[ask] = self._plan(jobs, i, allowed, empty)
+            chunks, reason = planned[ask]
+            self.chunks.append(list(chunks))
             self.reasons.append(reason)
         # What each job's requests ask for; equal shapes fit or fail together in one decision. Numbered, so that a
         # decision's sets of failed shapes hash small integers.

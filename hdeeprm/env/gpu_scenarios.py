@@ -89,7 +89,7 @@ class GpuScenario:
         """
         if self.trace:
             return _trace(str(self.resolve(self.trace))).window(self.first_job, self.nb_jobs)
-        return generated_jobs(self.nb_jobs, GpuWorkloadModel(rate=GpuWorkloadModel().rate * self.load), self.seed)
+        return _generated(self.nb_jobs, self.load, self.seed)
 
 
 @lru_cache(maxsize=8)
@@ -100,6 +100,12 @@ def _cluster(path: str) -> GpuCluster:
 @lru_cache(maxsize=4)
 def _trace(path: str) -> GpuJobs:
     return read_gpu_workload(path)
+
+
+@lru_cache(maxsize=16)
+def _generated(nb_jobs: int, load: float, seed: int) -> GpuJobs:
+    # A generated scenario's jobs are the same every episode (a seeded draw; GpuJobs is never changed): drawn once.
+    return generated_jobs(nb_jobs, GpuWorkloadModel(rate=GpuWorkloadModel().rate * load), seed)
 
 
 def generated_jobs(nb_jobs: int, model: GpuWorkloadModel = GpuWorkloadModel(), seed: int = 0) -> GpuJobs:

@@ -1,0 +1,153 @@
+"""How much room the heuristics leave on SWF windows on a loaded heterogeneous CPU platform, before any agent runs.
+
+Usage (from the repository root)::
+
+    python benchmarks/room_cpu.py                          # SDSC-SP2 and KTH-SP2, every policy, 2 workers
+    python benchmarks/room_cpu.py --traces kth_sp2 --strategies easy_backfilling --csv /tmp/room_kth.csv
+
+**Scenario, fixed before any training** (issue 36, deliverable 1b): windows of :data:`LENGTH` consecutive jobs of
+SDSC-SP2 (128 cores originally) and KTH-SP2 (100 cores) replayed on ``platforms/gaia_mini.json``, a 104-core slice
+of UniLu Gaia with three CPU generations of different speed (9.04, 11.72 and 17.6 GFLOP/s per core), power and
+memory bandwidth, under HDeepRM's memory-bandwidth contention model (``contention: "hdeeprm"``, each job's
+bandwidth per core drawn from ``mem_bw_choices`` 4-24 GB/s with the options' seed, as ``hdeeprm-launch`` converts
+a trace). SDSC-SP2 on 104 cores is the loaded case (its jobs asked for up to 128 cores; wider ones are rejected,
+the same under every policy). Windows are fixed by position and split by time, so every test job comes after
+every training job: :data:`TRAIN_WINDOWS` evenly spaced over the first 60 % of the usable jobs,
+:data:`TEST_WINDOWS` over the last 40 %. Seed: :data:`SEED`. No window was chosen by looking at a result.
+
+**Heuristics**: every pair of job ordering (the CPU ones of :data:`~hdeeprm.decision.actions.JOB_POLICIES`, those
+that read no GPU field) x core selection (:data:`~hdeeprm.decision.actions.CORE_POLICIES`) x start strategy
+(``--strategies``, by default head of line, EASY, conservative backfilling and greedy), replayed by
+``hdeeprm-evaluate``'s window runner (:func:`hdeeprm.run.evaluate.evaluate`).
+
+**Printed**, per trace: per window the best policy by mean bounded slowdown (tau = 10 s) and its value; then per
+split the per-window oracle (the best policy of each window, chosen in hindsight) and the best single policy,
+chosen on the training windows and applied unchanged to the test windows, with the room
+``1 - oracle / best single``, and the best single policy of those windows chosen in hindsight; then the energy room:
+per window the least energy (GJ) of a policy whose bounded slowdown there is no worse than the best single
+policy's, over the best single policy's energy. Timing is measured here, never asserted in tests.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HDEEPRM_SHARED", str(ROOT.parent / "shared"))
+sys.path.insert(0, str(ROOT))
+
+#: The traces (registry names) and the seed of their options (their trace years, as the shipped examples).
+TRACES = {"sdsc_sp2": ("pwa:SDSC-SP2-1998-4.2-cln", 1998), "kth_sp2": ("pwa:KTH-SP2-1996-2.1-cln", 1996)}
+#: The loaded heterogeneous platform of the scenario.
+PLATFORM = "platforms/gaia_mini.json"
+#: Jobs of a window.
+LENGTH = 256
+#: Training and held-out test windows per trace.
+TRAIN_WINDOWS, TEST_WINDOWS = 8, 5
+#: Share of the usable jobs the training windows are drawn from (the rest, later in time, is the test span).
+TRAIN_SHARE = 0.6
+#: Seed of the conversion (bandwidth draws) and of the ``random`` policies; each trace's options seed.
+SEED = None
+#: Start strategies compared by default.
+STRATEGIES = ("head_of_line", "easy_backfilling", "conservative_backfilling", "greedy")
+
+
+def cpu_orderings() -> list[str]:
+    """The job orderings of :data:`~hdeeprm.decision.actions.JOB_POLICIES` that read no GPU field."""
+    from hdeeprm.decision.actions import JOB_POLICIES
+    from hdeeprm.decision.orderings import JOB_ORDERINGS
+
+    return [name for name in JOB_POLICIES if not JOB_ORDERINGS[name].gpu]
+
+
+def windows(nb_available: int):
+    """The fixed windows of a trace with ``nb_available`` usable jobs: training ones, then test ones (in time)."""
+    from hdeeprm.run.evaluate import Window
+
+    cut = int(nb_available * TRAIN_SHARE)
+    out = []
+    for split, count, lo, hi in (("train", TRAIN_WINDOWS, 0, cut), ("test", TEST_WINDOWS, cut, nb_available)):
+        step = (hi - lo - LENGTH) // max(count - 1, 1)
+        out += [Window(index=len(out) + k, first_job=lo + k * step, nb_jobs=LENGTH, split=split) for k in range(count)]
+    return out
+
+
+def run_trace(name: str, strategies: list[str], workers: int, rows_out: list) -> None:
+    """Every policy on every window of one trace; prints its table and appends its rows to ``rows_out``."""
+    from hdeeprm.config.options import load_options
+    from hdeeprm.decision.actions import CORE_POLICIES
+    from hdeeprm.run.evaluate import evaluate, plan
+    from hdeeprm.run.policies import parse_policy_list
+
+    trace, seed = TRACES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}_gaia_mini.json"
+        path.write_text(json.dumps({"seed": seed, "workload_file_path": trace, "contention": "hdeeprm",
+                                    "platform_file_path": str(ROOT / PLATFORM), "pybatsim": {"log_level": "WARNING"}}))
+        options = load_options(path)
+    the_plan = plan(options, nb_windows=1, length=LENGTH)
+    chosen = windows(len(the_plan.span.jobs))
+    spec = f"{','.join(cpu_orderings())}-{','.join(CORE_POLICIES)}+{','.join(strategies)}"
+    policies = parse_policy_list([spec])
+    rows = evaluate(options, policies, chosen, jobs=workers, trace=the_plan.trace)
+    rows_out += [{"trace": name, **row} for row in rows]
+    table = {(row["window"], row["policy"]): row for row in rows}
+    labels = [p.label for p in policies]
+    print(f"\n{name}: {len(labels)} policies on {len(chosen)} windows of {LENGTH} jobs, {PLATFORM}")
+    print(f"{'split':6s} {'first job':>9s}  {'best policy by mean bounded slowdown':44s} {'bsld':>9s}")
+    for w in chosen:
+        best = min(labels, key=lambda label: table[w.index, label]["mean_bounded_slowdown"])
+        print(f"{w.split:6s} {w.first_job:>9,d}  {best:44s} {table[w.index, best]['mean_bounded_slowdown']:9.2f}")
+    train = [w for w in chosen if w.split == "train"]
+
+    def mean(label: str, ws, key: str = "mean_bounded_slowdown") -> float:
+        return sum(table[w.index, label][key] for w in ws) / len(ws)
+
+    single = min(labels, key=lambda label: mean(label, train))
+    print(f"best single policy on the training windows: {single}")
+    for split in ("train", "test"):
+        ws = [w for w in chosen if w.split == split]
+        best = mean(single, ws)
+        oracle = sum(min(table[w.index, label]["mean_bounded_slowdown"] for label in labels) for w in ws) / len(ws)
+        print(f"{split:5s}: best single {best:9.2f}, per-window oracle {oracle:9.2f}: room {1.0 - oracle / best:.1%}"
+              " in mean bounded slowdown")
+        hindsight = min(labels, key=lambda label: mean(label, ws))
+        print(f"{'':5s}  best single chosen on these windows in hindsight: {hindsight} {mean(hindsight, ws):.2f}")
+        frugal = sum(min(table[w.index, label]["energy"] for label in labels
+                         if table[w.index, label]["mean_bounded_slowdown"]
+                         <= table[w.index, single]["mean_bounded_slowdown"]) for w in ws) / len(ws)
+        energy = mean(single, ws, "energy")
+        print(f"{'':5s}  energy: best single {energy / 1e9:.4f} GJ, per-window oracle at no worse bounded slowdown "
+              f"{frugal / 1e9:.4f} GJ: room {1.0 - frugal / energy:.1%}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every trace and print the room tables."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--traces", nargs="+", choices=sorted(TRACES), default=list(TRACES))
+    p.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    p.add_argument("--workers", type=int, default=os.cpu_count(), help="processes (default: every core)")
+    p.add_argument("--csv", metavar="FILE", help="also write every (trace, window, policy) row")
+    args = p.parse_args(argv)
+    tic = time.perf_counter()
+    rows: list[dict] = []
+    for name in args.traces:
+        run_trace(name, args.strategies, args.workers, rows)
+    if args.csv:
+        keys = list(dict.fromkeys(k for row in rows for k in row))
+        with open(args.csv, "w", newline="", encoding="utf-8") as f:
+            out = csv.DictWriter(f, keys)
+            out.writeheader()
+            out.writerows(rows)
+    print(f"\n{time.perf_counter() - tic:.1f} s wall ({args.workers} workers)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
