@@ -158,8 +158,15 @@ class _Backfilling(StartStrategy):
             if share is not None:
                 entry[2] = entry[0].moved(entry[2], share, sign)
 
-    def _fit_time(self, head: Job, hold: tuple[Job, np.ndarray] | None = None) -> tuple[float, int]:
+    def _fit_time(self, head: Job, hold: tuple[Job, np.ndarray] | None = None, state: list | None = None
+                  ) -> tuple[float, int]:
         """When ``head`` fits, with ``hold``'s cores kept busy throughout.
+
+        Args:
+            head: The job.
+            hold: A job about to start and its cores, kept busy, or None.
+            state: A list to receive, when given, the free cores, node memory (MB) and GPU state (None without a GPU
+                head) at that time: every running job estimated to end by then gone (what ``_at`` gives).
 
         Returns:
             The earliest estimated time in seconds (``math.inf`` if never) and the number of
@@ -168,6 +175,7 @@ class _Backfilling(StartStrategy):
         st, h, binder = self.manager.resources, self.manager.hierarchy, self.manager.gpus
         free = st.core_free.copy()
         mem = st.node_free_mem.copy() if head.mem > 0.0 else None
+        mem_then = mem if mem is not None or state is None else st.node_free_mem.copy()
         gpus = binder.what_if() if head.num_gpu and binder is not None else None
         # the resource models the head needs a share of: (model, its share, what-if state)
         models = [[m, share, m.free_now()] for m in self.manager.models if (share := m.demand(head)) is not None]
@@ -186,14 +194,16 @@ class _Backfilling(StartStrategy):
             if end > when:
                 break
             free[cores] = True   # every job ending by then, for the count of free cores then
-            if mem is not None and job.mem > 0.0:
-                np.add.at(mem, h.core_node[cores], job.mem)
+            if mem_then is not None and job.mem > 0.0:
+                np.add.at(mem_then, h.core_node[cores], job.mem)
             if gpus is not None:
                 binder.move(gpus, job, cores, binder.held.get(job.index), +1)
             if models:
                 self._move(models, job, +1)
             if when == math.inf and self._fits(head, free, mem, gpus, models):
                 when = end
+        if state is not None:
+            state[:] = free, mem_then, gpus
         return when, (int(np.count_nonzero(free)) if when < math.inf else 0)
 
 
@@ -248,19 +258,6 @@ class EasyBackfilling(_Backfilling):
         return started
 
     # ------------------------------------------------------------ any core selection
-    def _at(self, when: float) -> tuple[np.ndarray, np.ndarray, object]:
-        """Free cores, node memory (MB) and GPU state at ``when`` (every running job estimated to end by then gone)."""
-        st, h, binder = self.manager.resources, self.manager.hierarchy, self.manager.gpus
-        free, mem, gpus = st.core_free.copy(), st.node_free_mem.copy(), binder.what_if()
-        for end, _, job, cores in self._by_end():
-            if end > when:
-                break
-            free[cores] = True
-            if job.mem > 0.0:
-                np.add.at(mem, h.core_node[cores], job.mem)
-            binder.move(gpus, job, cores, binder.held.get(job.index), +1)
-        return free, mem, gpus
-
     def _still_fits(self, head: Job, then: tuple, job: Job, cores: np.ndarray) -> bool:
         """Whether ``head`` still fits at the shadow time with ``job`` (about to start on ``cores``) held then.
 
@@ -389,12 +386,12 @@ class _CoreView:
     def shadow(self, head: Job, now: float) -> tuple[float, _Then]:
         """The head's shadow time (``math.inf``: never; every job that fits then backfills) and what is free then."""
         m = self.manager
-        shadow, free_then = self.strategy._fit_time(head)
         # A head asking for GPUs: the resources free at the shadow time, kept up to date as jobs backfill past it
-        # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job).
-        state = self.strategy._at(shadow) if (head.num_gpu and m.gpus is not None and shadow < math.inf
-                                              and not m.models) else None
-        return shadow, _Then(shadow, free_then - head.res, state)
+        # (equivalent to _fit_time(head, hold) <= shadow, without releasing the running jobs anew for each job),
+        # taken from the releases that found the shadow time.
+        state = [] if head.num_gpu and m.gpus is not None and not m.models else None
+        shadow, free_then = self.strategy._fit_time(head, state=state)
+        return shadow, _Then(shadow, free_then - head.res, tuple(state) if state and shadow < math.inf else None)
 
     def estimate(self, job: Job, cores: np.ndarray) -> float:
         """``job``'s estimated run time, s: on the GPUs its selection picked, or its requested time."""
