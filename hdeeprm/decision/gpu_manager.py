@@ -268,13 +268,15 @@ class GpuManager:
     def in_order(self, blocking: bool) -> list[tuple[int, list[Placement]]]:
         """Head of line (``blocking``) or greedy over the ordered queue, written once in ``start_in_order``.
 
-        A shape that failed in this decision is not tried again (resources only shrink within a decision).
+        A shape that failed in this decision is not tried again (resources only shrink within a decision), and
+        greedy stops once every shape of the queue has failed (no job after could start).
 
         Returns:
             ``(job, placements)`` of the jobs started, in start order (the queue is left to :meth:`schedule`).
         """
         failed: set[int] = set()
         shapes = self.shapes
+        ordered = self.ordered_queue()
 
         def place(job: int) -> list[Placement] | None:
             shape = shapes[job]
@@ -285,7 +287,17 @@ class GpuManager:
                 failed.add(shape)
             return placed
 
-        return start_in_order(self.ordered_queue(), place, blocking)
+        if blocking:
+            return start_in_order(ordered, place, True)
+        distinct = len(set(map(shapes.__getitem__, ordered)))
+
+        def until_every_shape_failed():
+            for job in ordered:
+                if len(failed) == distinct:
+                    return
+                yield job
+
+        return start_in_order(until_every_shape_failed(), place, False)
 
     def started(self, job: int, placed: list[Placement], now: float) -> None:
         """Note that ``job`` started now on ``placed`` (its estimated end feeds the reservations)."""
