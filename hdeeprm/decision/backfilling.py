@@ -418,8 +418,8 @@ class _CoreView:
         if job.res > self.manager.resources.nb_free:
             return True
         binder = self.manager.gpus
-        least = binder.least_run_time(job) if binder is not None and job.num_gpu else job.requested_time
-        if now + least > shadow and job.res > then.spare:
+        if job.res > then.spare and now + (binder.least_run_time(job) if binder is not None and job.num_gpu
+                                           else job.requested_time) > shadow:
             return True   # it would still hold its cores at the shadow time, leaving the head too few
         if not job.num_gpu:
             return False
