@@ -55,6 +55,49 @@ class RaggedKernel(nn.Module):
         return self.value(torch.cat([mean, mx, glob], 1)).squeeze(-1)
 
 
+#: Their policy scope's dense layers, input to output (``ppo-pick-jobs.py`` l. 69-75), as the shipped arrays name them.
+RLSCHEDULER_LAYERS = ("pi.dense", "pi.dense_1", "pi.dense_2", "pi.dense_3")
+
+
+def load_rlscheduler_model(path: str | Path) -> RaggedKernel:
+    """A :class:`RaggedKernel` whose kernel holds one of RLScheduler's shipped trained policies.
+
+    The file is one of ``../shared/reference/rlscheduler-models/*.npz``: the ``pi/`` scope of their TensorFlow 1
+    checkpoints (``trained_models/`` of https://github.com/DIR-LAB/deep-batch-scheduler at commit
+    ``cd433e3d62a01705f255bd48cb55b393862800e7``) as arrays ``pi.dense.kernel`` (8, 32), ``pi.dense.bias`` (32),
+    ... ``pi.dense_3.kernel`` (8, 1), ``pi.dense_3.bias`` (1). A TensorFlow kernel multiplies from the right
+    (``x @ kernel + bias``), so each becomes a ``Linear`` weight transposed. The critic (``embed``, ``value``) keeps
+    its fresh weights: their checkpoints' value network is not shipped.
+
+    Args:
+        path: The ``.npz`` file.
+
+    Returns:
+        The network (float32 weights; score rows with :func:`ragged_numpy` or :meth:`RaggedKernel.log_probs`).
+
+    Raises:
+        AgentError: A missing file or key, or an array of another shape (one line, naming the file and the key).
+    """
+    from hdeeprm.errors import AgentError
+
+    try:
+        arrays = np.load(path)
+    except (OSError, ValueError) as exc:
+        raise AgentError(f"RLScheduler model {path}: cannot read it as a NumPy .npz file ({exc})") from None
+    net = RaggedKernel(8, 2)
+    for layer, name in zip([m for m in net.kernel if isinstance(m, nn.Linear)], RLSCHEDULER_LAYERS, strict=True):
+        for key, want in ((f"{name}.kernel", layer.weight.T.shape), (f"{name}.bias", layer.bias.shape)):
+            if key not in arrays.files:
+                raise AgentError(f"RLScheduler model {path}: no array {key!r} (it has {', '.join(arrays.files)})")
+            if arrays[key].shape != tuple(want):
+                raise AgentError(f"RLScheduler model {path}: {key} has shape {arrays[key].shape}, the kernel needs "
+                                 f"{tuple(want)}")
+        with torch.no_grad():
+            layer.weight.copy_(torch.from_numpy(np.ascontiguousarray(arrays[f"{name}.kernel"].T)))
+            layer.bias.copy_(torch.from_numpy(arrays[f"{name}.bias"]))
+    return net
+
+
 def ragged_numpy(net: RaggedKernel):
     """The two heads as NumPy functions of one state's shown rows (fast rollouts; the weights are copied).
 
@@ -106,6 +149,29 @@ def choose(rows: np.ndarray, scores, rng: np.random.Generator, greedy: bool) -> 
     p /= p.sum()
     action = int(rng.choice(len(rows), p=p))
     return action, float(np.log(p[action] + 1e-30))
+
+
+def window_bounded_slowdowns(env, scores, starts: list[int], rng: np.random.Generator | None = None) -> list[float]:
+    """The kernel policy on each window of an RLScheduler environment: its mean bounded slowdown per window.
+
+    Args:
+        env: A :class:`~hdeeprm.env.rlscheduler.RLSchedulerEnv` whose windows start at ``starts``.
+        scores: ``scores(rows)`` -> the kernel's score of each shown job (:func:`ragged_numpy`).
+        starts: First job of each window (e.g. :func:`~hdeeprm.workload.rlscheduler.sample_starts`).
+        rng: Samples the choices (their test rule, ``tf.multinomial``); None: the highest score (argmax).
+
+    Returns:
+        Mean bounded slowdown (tau = 10 s, their definition) of each window, in ``starts``' order.
+    """
+    values = []
+    for start in starts:
+        obs, info = env.reset(options={"start": start})
+        done = False
+        while not done:
+            action, _ = choose(obs[:len(env.shown)], scores, rng, rng is None)
+            obs, _, done, _, info = env.step(action)
+        values.append(float(info["metrics"]["mean_bounded_slowdown"]))
+    return values
 
 
 def group_batch(trajs, scale: float, lam: float, group: int = 1):
