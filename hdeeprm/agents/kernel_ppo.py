@@ -62,7 +62,7 @@ RLSCHEDULER_LAYERS = ("pi.dense", "pi.dense_1", "pi.dense_2", "pi.dense_3")
 def load_rlscheduler_model(path: str | Path) -> RaggedKernel:
     """A :class:`RaggedKernel` whose kernel holds one of RLScheduler's shipped trained policies.
 
-    The file is one of ``../shared/reference/rlscheduler-models/*.npz``: the ``pi/`` scope of their TensorFlow 1
+    The file holds the ``pi/`` scope of one of their TensorFlow 1
     checkpoints (``trained_models/`` of https://github.com/DIR-LAB/deep-batch-scheduler at commit
     ``cd433e3d62a01705f255bd48cb55b393862800e7``) as arrays ``pi.dense.kernel`` (8, 32), ``pi.dense.bias`` (32),
     ... ``pi.dense_3.kernel`` (8, 1), ``pi.dense_3.bias`` (1). A TensorFlow kernel multiplies from the right
