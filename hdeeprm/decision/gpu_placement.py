@@ -230,7 +230,7 @@ class PlacementState:
     def cached_scores(self, key: tuple, nodes: np.ndarray,
                       compute: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]]
                       ) -> tuple[np.ndarray, np.ndarray | None]:
-        """A score function's results for ``nodes``, recomputed only for the nodes that changed since they were last asked.
+        """A score function's results for ``nodes``, recomputed only for the nodes changed since last asked.
 
         For a score that depends on nothing but the pod (summed up in ``key``) and each node's own free resources
         (as ``fgd``'s does): each node's score is kept with the node's :attr:`version` and reused while the node is
