@@ -28,12 +28,13 @@ The other modules:
   policies score with and the runs report.
 * :mod:`~hdeeprm.decision.free_spaces`: Free spaces: the "rectangle" bookkeeping of PyBatsim 3.2.1's
   ``easyBackfill`` scheduler.
+* :mod:`~hdeeprm.decision.gpu_choices`: The walk over the fitting nodes: where a GPU pod, or each part of a job,
+  goes, best first.
 * :mod:`~hdeeprm.decision.gpu_binding`: Jobs that ask for cores and GPUs together: filter, score, bind (the
   GPU side of the workload manager).
 * :mod:`~hdeeprm.decision.gpu_manager`: The GPU workload manager of a timed replay: queue, job orderings,
   placement, rejection.
-* :mod:`~hdeeprm.decision.gpu_placement`: Node selection for GPU pods: the placement state, the fit rule and the
-  walk over the fitting nodes.
+* :mod:`~hdeeprm.decision.gpu_placement`: Node selection for GPU pods: the placement state and the fit rule.
 * :mod:`~hdeeprm.decision.gpu_scoring`: Scoring plugins of GPU placements: the policies of
   :data:`~hdeeprm.decision.gpu_scoring.GPU_PLACEMENTS` and their weighted combinations.
 * :mod:`~hdeeprm.decision.gpu_reservations`: The reservation profile of conservative backfilling on a GPU

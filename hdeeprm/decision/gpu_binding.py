@@ -40,7 +40,8 @@ import numpy as np
 
 from hdeeprm.decision.contention import ResourceState
 from hdeeprm.decision.gpu_manager import Placement, fit_together, split_in_proportion
-from hdeeprm.decision.gpu_placement import PlacementPolicy, PlacementState, PodRequest, plan_parts, select_node
+from hdeeprm.decision.gpu_choices import plan_parts, select_node
+from hdeeprm.decision.gpu_placement import PlacementPolicy, PlacementState, PodRequest
 from hdeeprm.decision.gpu_scoring import placement_policy
 from hdeeprm.errors import OptionsError
 from hdeeprm.platform.openb import MILLI, GpuCluster

@@ -22,7 +22,7 @@ start is the run's start strategy, a name of the registry the CPU decisions use
   ``shortest_gpu_time`` ordering uses). Whether the head fits is checked with every part of a
   spread job placed at once, each on the fitting node with the fewest free GPUs. A later job is tried
   on every node where it fits now, in the policy's order of preference, before it is given up
-  (:func:`~hdeeprm.decision.gpu_placement.place_job`): the policy's first node may be one the head
+  (:func:`~hdeeprm.decision.gpu_choices.place_job`): the policy's first node may be one the head
   needs, another one not; and its estimate depends on the node's GPU type.
 
 - ``conservative_backfilling`` (Mu'alem and Feitelson, IEEE TPDS 2001, as for CPU jobs: the one loop of
@@ -34,7 +34,7 @@ start is the run's start strategy, a name of the registry the CPU decisions use
   before), each part of a job on the fitting node with the fewest free GPUs among those where it
   leaves every earlier reservation in place, kept from its start to its estimated end; a job starting
   now goes to the policy's most preferred node where it leaves every earlier reservation in place
-  (every fitting node is tried, :func:`~hdeeprm.decision.gpu_placement.place_job`). Estimates are
+  (every fitting node is tried, :func:`~hdeeprm.decision.gpu_choices.place_job`). Estimates are
   the ones of ``easy_backfilling``; they are exact in a replay, so the plan is kept between decisions
   (:class:`~hdeeprm.decision.gpu_reservations.ReservationProfile`): a reserved job starts on its
   reserved resources when its time comes and only the jobs queued since are reserved; everything
@@ -61,8 +61,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm.decision.gpu_placement import (Placement, PlacementState, PodRequest, gpu_memory_mib, place_job,
-                                            PolicyChoices, plan_parts)
+from hdeeprm.decision.gpu_choices import PolicyChoices, place_job, plan_parts
+from hdeeprm.decision.gpu_placement import Placement, PlacementState, PodRequest, gpu_memory_mib
 from hdeeprm.decision.gpu_scoring import draws_random, placement_policy
 from hdeeprm.decision.gpu_reservations import ReservationPlan
 from hdeeprm.decision.orderings import JOB_ORDERINGS
@@ -100,7 +100,7 @@ DEFAULT_GPU_START_STRATEGY = "greedy"
 GPU_START_STRATEGIES = tuple(name for name in START_STRATEGIES if START_STRATEGIES[name].replays)
 #: A run-time estimate: (job, its placements) -> seconds the job is expected to run there.
 Estimate = Callable[[int, list[Placement]], float]
-#: A test a job's placement must pass (:data:`~hdeeprm.decision.gpu_placement.Accept`).
+#: A test a job's placement must pass (:data:`~hdeeprm.decision.gpu_choices.Accept`).
 Accept = Callable[[list[Placement]], bool]
 
 
@@ -241,7 +241,7 @@ class GpuManager:
         """Place ``job`` now with the run's policy, taking its resources; None when no node takes it.
 
         Each part goes to the policy's most preferred node where ``accept`` holds
-        (:func:`~hdeeprm.decision.gpu_placement.place_job`).
+        (:func:`~hdeeprm.decision.gpu_choices.place_job`).
         """
         return place_job(self.state, self.chunks[job], self._choose, accept)
 
@@ -406,7 +406,7 @@ class _GpuView:
         """Place ``job`` now with the run's policy; None when no node takes it (nothing taken then).
 
         With ``accept``, every fitting node is tried, in the policy's order of preference, while it refuses
-        (:func:`~hdeeprm.decision.gpu_placement.place_job`); failures feed the shape caches of :meth:`skip`.
+        (:func:`~hdeeprm.decision.gpu_choices.place_job`); failures feed the shape caches of :meth:`skip`.
         """
         m = self.manager
         if accept is None:

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hdeeprm.decision.gpu_placement import Accept, Placement, PlacementState, PodRequest, gpu_fits, plan_parts
+from hdeeprm.decision.gpu_choices import Accept, plan_parts
+from hdeeprm.decision.gpu_placement import Placement, PlacementState, PodRequest, gpu_fits
 
 
 class ReservationProfile:
@@ -116,7 +117,7 @@ class ReservationProfile:
         return (np.flatnonzero(ok.any(axis=1)) + first).tolist()
 
     def plan(self, position: int, pods: Sequence[PodRequest], accept: Accept | None = None) -> list[Placement] | None:
-        """Where a job's parts go at ``times[position]`` (:func:`~hdeeprm.decision.gpu_placement.plan_parts`).
+        """Where a job's parts go at ``times[position]`` (:func:`~hdeeprm.decision.gpu_choices.plan_parts`).
 
         Args:
             position: A position in :attr:`times`.
@@ -182,7 +183,7 @@ class ReservationPlan:
     other means (an environment's agent). Slots are positions in :attr:`ReservationProfile.times`; each part of a
     job planned later goes to the fitting node with the fewest free GPUs among those where it leaves every earlier
     reservation in place, a job starting now to the policy's most preferred such node (every fitting node is tried,
-    :func:`~hdeeprm.decision.gpu_placement.place_job`), kept from its start to its estimated end. Its shortcut: the
+    :func:`~hdeeprm.decision.gpu_choices.place_job`), kept from its start to its estimated end. Its shortcut: the
     profile only loses resources as reservations are added, so a shape whose first part fits no node at a time
     before the first candidate of an earlier job of that shape still does not (candidates start there).
 

@@ -2,8 +2,8 @@
 
 The *score* stage of the Kubernetes scheduler framework for GPU pods: the filter (which nodes fit a pod) is
 :class:`~hdeeprm.decision.gpu_placement.PlacementState`'s, and the walk over the fitting nodes in the order of
-preference is :mod:`~hdeeprm.decision.gpu_placement`'s (:func:`~hdeeprm.decision.gpu_placement.select_node`,
-:func:`~hdeeprm.decision.gpu_placement.place_job`).
+preference is :mod:`~hdeeprm.decision.gpu_choices`' (:func:`~hdeeprm.decision.gpu_choices.select_node`,
+:func:`~hdeeprm.decision.gpu_choices.place_job`).
 
 Every policy scores the fitting nodes with integers (higher is better); the node with the
 best score wins, ties going to the node that comes first in a random order of the nodes drawn

@@ -293,7 +293,7 @@ class GpuPlacementEnv(gymnasium.Env):
 
     def policy_node(self, job: int) -> int:
         """The node the run's placement policy picks for queued ``job`` (overridden skips; a baseline agent)."""
-        from hdeeprm.decision.gpu_placement import select_node
+        from hdeeprm.decision.gpu_choices import select_node
 
         manager = self.replay.manager
         chosen = select_node(manager.state, manager.chunks[job][0], manager.policy, manager.rank, manager.rng)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hdeeprm.errors import OptionsError
-from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, select_node
+from hdeeprm.decision.gpu_choices import select_node
+from hdeeprm.decision.gpu_placement import PlacementState, PodRequest
 from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS
 from hdeeprm.decision.fragmentation import TypicalPods, allowed_models, typical_pods
 from hdeeprm.outputs.gpu_metrics import mean_and_sd, value_at_arrived

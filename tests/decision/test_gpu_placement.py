@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from hdeeprm.decision.gpu_placement import (FewestFreeChoices, PlacementState, PodRequest, PolicyChoices, place_job,
-                                            select_node)
+from hdeeprm.decision.gpu_choices import FewestFreeChoices, PolicyChoices, place_job, select_node
+from hdeeprm.decision.gpu_placement import PlacementState, PodRequest
 from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS, fgd_score, placement_policy
 from hdeeprm.errors import OptionsError
 from hdeeprm.decision.fragmentation import allowed_models, fragmentation, typical_pods

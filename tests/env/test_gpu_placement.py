@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import hdeeprm
-from hdeeprm.decision.gpu_placement import select_node
+from hdeeprm.decision.gpu_choices import select_node
 from hdeeprm.env.gpu_placement import GpuPlacementEnv
 from hdeeprm.env.gpu_scenarios import GPU_SCENARIOS
 from hdeeprm.errors import OptionsError
