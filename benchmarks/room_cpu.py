@@ -4,6 +4,7 @@ Usage (from the repository root)::
 
     python benchmarks/room_cpu.py                          # SDSC-SP2 and KTH-SP2, every policy, 2 workers
     python benchmarks/room_cpu.py --traces kth_sp2 --strategies easy_backfilling --csv /tmp/room_kth.csv
+    python benchmarks/room_cpu.py --workers 1 --agent examples/agents/ppo.py --episodes 1000 --seeds 0 1 2
 
 **Scenario, fixed before any training** (issue 36, deliverable 1b): windows of :data:`LENGTH` consecutive jobs of
 SDSC-SP2 (128 cores originally) and KTH-SP2 (100 cores) replayed on ``platforms/gaia_mini.json``, a 104-core slice
@@ -26,6 +27,15 @@ chosen on the training windows and applied unchanged to the test windows, with t
 ``1 - oracle / best single``, and the best single policy of those windows chosen in hindsight; then the energy room:
 per window the least energy (GJ) of a policy whose bounded slowdown there is no worse than the best single
 policy's, over the best single policy's energy. Timing is measured here, never asserted in tests.
+
+**An agent on the same windows** (``--agent``, fixed before its runs): the agent file (e.g. the project's PPO,
+``examples/agents/ppo.py``) acts in HDeepRM's own action space, a policy pair per decision (the options' default
+set, the original 36 pairs), under EASY backfilling, with the options' default network, learning rate and
+objective (``avg_job_slowdown``). It trains ``--episodes`` episodes, one training window each in a seeded order
+(:func:`hdeeprm.run.evaluate.train_agent`), once per ``--seeds`` value (the seed of the training only: the
+windows' jobs are those the heuristics ran); its last model runs once, greedily, on the test windows. Printed per
+seed: its CPU-minutes and its test mean bounded slowdown beside the best single policy chosen on the training
+windows and the best single policy of the test windows chosen in hindsight.
 """
 from __future__ import annotations
 
@@ -78,8 +88,11 @@ def windows(nb_available: int):
     return out
 
 
-def run_trace(name: str, strategies: list[str], workers: int, rows_out: list) -> None:
-    """Every policy on every window of one trace; prints its table and appends its rows to ``rows_out``."""
+def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, args=None) -> None:
+    """Every policy on every window of one trace; prints its table and appends its rows to ``rows_out``.
+
+    With ``args.agent``, also trains and tests that agent with each of ``args.seeds`` (:func:`run_agent`).
+    """
     from hdeeprm.config.options import load_options
     from hdeeprm.decision.actions import CORE_POLICIES
     from hdeeprm.run.evaluate import evaluate, plan
@@ -125,6 +138,40 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list) ->
         energy = mean(single, ws, "energy")
         print(f"{'':5s}  energy: best single {energy / 1e9:.4f} GJ, per-window oracle at no worse bounded slowdown "
               f"{frugal / 1e9:.4f} GJ: room {1.0 - frugal / energy:.1%}")
+    if args is not None and args.agent:
+        outdir = Path(args.outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
+        for seed in args.seeds:
+            run_agent(name, options, the_plan, chosen, args.agent, args.episodes, seed, table, labels, single, outdir)
+
+
+def run_agent(name: str, options, the_plan, chosen, agent: str, episodes: int, seed: int, table: dict,
+              labels: list[str], single: str, outdir: Path) -> None:
+    """Train ``agent`` on the training windows with ``seed``, test its last model on the test windows, print it.
+
+    The agent acts in HDeepRM's own action space (a policy pair per decision: the options' default, the original
+    36 pairs) under EASY backfilling, with the options' default network and objective; the windows' jobs are
+    those the baselines ran (converted once, with the trace's seed); ``seed`` seeds the training only.
+    """
+    from hdeeprm.run.evaluate import evaluate, train_agent
+    from hdeeprm.run.policies import Policy
+
+    agent_options = options.replace(seed=seed, start_strategy="easy_backfilling")
+    model = outdir / f"{name}_seed{seed}.pt"
+    cpu = time.process_time()
+    train_agent(agent_options, agent, chosen, episodes=episodes, outmodel=model, trace=the_plan.trace)
+    minutes = (time.process_time() - cpu) / 60
+    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
+                    model=str(model))
+    test = [w for w in chosen if w.split == "test"]
+    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
+    figure = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
+    best = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
+    hindsight = min(sum(table[w.index, label]["mean_bounded_slowdown"] for w in test) / len(test) for label in labels)
+    print(f"{name} agent seed {seed}: {episodes} episodes, {minutes:.1f} CPU-minutes; test mean bounded slowdown "
+          f"{figure:.2f} against the best single policy chosen on training {best:.2f} ({1 - figure / best:+.1%}) and "
+          f"the best single policy of the test windows in hindsight {hindsight:.2f} ({1 - figure / hindsight:+.1%})",
+          flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,11 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     p.add_argument("--workers", type=int, default=os.cpu_count(), help="processes (default: every core)")
     p.add_argument("--csv", metavar="FILE", help="also write every (trace, window, policy) row")
+    p.add_argument("--agent", metavar="AGENT_PY", help="also train this learning agent (see run_agent) and test it")
+    p.add_argument("--episodes", type=int, default=1000, help="training episodes per seed (default 1000)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (default 0 1 2)")
+    p.add_argument("--outdir", default="runs/room_cpu", help="where the agents' checkpoints go")
     args = p.parse_args(argv)
     tic = time.perf_counter()
     rows: list[dict] = []
     for name in args.traces:
-        run_trace(name, args.strategies, args.workers, rows)
+        run_trace(name, args.strategies, args.workers, rows, args)
     if args.csv:
         keys = list(dict.fromkeys(k for row in rows for k in row))
         with open(args.csv, "w", newline="", encoding="utf-8") as f:
