@@ -65,7 +65,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from hdeeprm.agents.kernel_ppo import RaggedKernel, choose, plot_curve, ragged_numpy
+from hdeeprm.agents.kernel_ppo import RaggedKernel, choose, plot_curve, ragged_numpy, window_bounded_slowdowns
 from hdeeprm.agents.kernel_ppo import group_batch as rls_batch
 from hdeeprm.agents.kernel_ppo import ppo_update as rls_update
 from hdeeprm.decision.actions import action_index
@@ -73,6 +73,7 @@ from hdeeprm.decision.strategies import make_start_strategy
 from hdeeprm.env.job_slot import SLOT_FEATURES, JobSlotEnv
 from hdeeprm.platform.loader import load_platform
 from hdeeprm.run.episode import Episode
+from hdeeprm.run.rlscheduler import RLS_NB_WINDOWS, RLS_SEED, RLS_WINDOW_LENGTH
 from hdeeprm.workload.rlscheduler import gym_random_state, read_rlscheduler_swf, sample_starts, window_workload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,21 +261,20 @@ def main_rlscheduler(args) -> int:
                {"train_rls_f1_bounded_slowdown": "rls_f1 (same sequences)",
                 "train_rls_sjf_bounded_slowdown": "rls_sjf (same sequences)"})
     torch.save(net.state_dict(), out / "model.pt")
-    starts = sample_starts(len(trace), 1024, 10, 1, FIRST_JOBS)
-    test_env = RLSchedulerEnv(trace, length=1024, backfilling=args.backfilling, starts=starts)
+    starts = sample_starts(len(trace), RLS_WINDOW_LENGTH, RLS_NB_WINDOWS, RLS_SEED, FIRST_JOBS)
+    test_env = RLSchedulerEnv(trace, length=RLS_WINDOW_LENGTH, backfilling=args.backfilling, starts=starts)
     scores, _ = ragged_numpy(net)
     # their test (compare-make-table.py l. 105-116) samples the policy (tf.multinomial; the argmax line is
     # commented out): both are reported, sampled with a generator seeded by --seed
     test_rng = np.random.default_rng(args.seed)
     rows = []
     for label, greedy in (("kernel PPO agent (sampled, their test rule)", False), ("kernel PPO agent (argmax)", True)):
-        values = [rls_episode(test_env, scores, None, test_rng, greedy=greedy, start=s)[1]["mean_bounded_slowdown"]
-                  for s in starts]
+        values = window_bounded_slowdowns(test_env, scores, starts, None if greedy else test_rng)
         rows.append({"policy": label, "mean_bounded_slowdown": float(np.mean(values)),
                      **{f"window_{w}": x for w, x in enumerate(values)}})
     agent = [rows[0]["mean_bounded_slowdown"]]
     for key in RLS_KEYS:
-        values = [replay(trace, s, 1024, key, args.backfilling).bounded_slowdown for s in starts]
+        values = [replay(trace, s, RLS_WINDOW_LENGTH, key, args.backfilling).bounded_slowdown for s in starts]
         rows.append({"policy": key, "mean_bounded_slowdown": float(np.mean(values)),
                      **{f"window_{w}": x for w, x in enumerate(values)}})
     with open(out / "test.csv", "w", newline="") as f:
@@ -361,7 +361,7 @@ def main_jobslot(args) -> int:
         writer.writeheader()
         writer.writerows(curve)
     torch.save(net.state_dict(), out / "model.pt")
-    starts = sample_starts(len(trace), 1024, 10, 1, FIRST_JOBS)
+    starts = sample_starts(len(trace), RLS_WINDOW_LENGTH, RLS_NB_WINDOWS, RLS_SEED, FIRST_JOBS)
     agent = []
     forward = numpy_forward(net)
     for s in starts:

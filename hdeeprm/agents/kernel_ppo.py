@@ -9,7 +9,9 @@ picks one, so the policy does not depend on the jobs' order. Trajectories are li
 ``reward`` a float, ``glob`` (nb_global,) the critic's extra inputs.
 
 Used by ``benchmarks/rlscheduler_ppo.py`` (RLScheduler's protocol) and ``benchmarks/heldout_ppo.py``
-(HDeepRM's held-out windows, ``hdeeprm/HDeepRM-BackfillSlot-v0``).
+(HDeepRM's held-out windows, ``hdeeprm/HDeepRM-BackfillSlot-v0``). :func:`load_rlscheduler_model` puts one of
+RLScheduler's own trained policies in the kernel and :func:`window_bounded_slowdowns` tests a kernel on an
+RLScheduler environment's windows (``benchmarks/rlscheduler_shipped.py``).
 """
 from __future__ import annotations
 
@@ -76,25 +78,50 @@ def load_rlscheduler_model(path: str | Path) -> RaggedKernel:
         The network (float32 weights; score rows with :func:`ragged_numpy` or :meth:`RaggedKernel.log_probs`).
 
     Raises:
-        AgentError: A missing file or key, or an array of another shape (one line, naming the file and the key).
+        AgentError: One line naming the file (and the key, when one is at fault): a file that is missing or not
+            a NumPy ``.npz`` archive (a directory, a ``.npy`` array, a truncated or empty file), a missing key, an
+            array of another shape, of a non-numeric dtype, or with a NaN or an infinity.
     """
+    import zipfile
+
     from hdeeprm.errors import AgentError
 
+    def refuse(why: str) -> AgentError:
+        return AgentError(f"RLScheduler model {path}: {why}")
+
     try:
-        arrays = np.load(path)
-    except (OSError, ValueError) as exc:
-        raise AgentError(f"RLScheduler model {path}: cannot read it as a NumPy .npz file ({exc})") from None
-    net = RaggedKernel(8, 2)
+        with open(path, "rb") as file:        # np.load would leave a file open when the archive is truncated
+            arrays = np.load(file, allow_pickle=False)
+            if not isinstance(arrays, np.lib.npyio.NpzFile):
+                raise refuse("a single NumPy array (.npy), not a .npz archive of their pi.dense*.kernel/.bias arrays")
+            return _fill_kernel(RaggedKernel(8, 2), arrays, refuse)
+    except FileNotFoundError:
+        raise refuse("file not found") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:     # numpy's reason, its first sentence
+        raise refuse(f"cannot read it as a NumPy .npz file ({str(exc).split('. ')[0] or type(exc).__name__})") from None
+
+
+def _fill_kernel(net: RaggedKernel, arrays, refuse) -> RaggedKernel:
+    """``net.kernel``'s layers from the open archive ``arrays`` (:func:`load_rlscheduler_model`)."""
+    import zipfile
+
     for layer, name in zip([m for m in net.kernel if isinstance(m, nn.Linear)], RLSCHEDULER_LAYERS, strict=True):
-        for key, want in ((f"{name}.kernel", layer.weight.T.shape), (f"{name}.bias", layer.bias.shape)):
+        for key, param in ((f"{name}.kernel", layer.weight), (f"{name}.bias", layer.bias)):
+            want = tuple(reversed(param.shape))     # a TensorFlow kernel is the transposed weight
             if key not in arrays.files:
-                raise AgentError(f"RLScheduler model {path}: no array {key!r} (it has {', '.join(arrays.files)})")
-            if arrays[key].shape != tuple(want):
-                raise AgentError(f"RLScheduler model {path}: {key} has shape {arrays[key].shape}, the kernel needs "
-                                 f"{tuple(want)}")
-        with torch.no_grad():
-            layer.weight.copy_(torch.from_numpy(np.ascontiguousarray(arrays[f"{name}.kernel"].T)))
-            layer.bias.copy_(torch.from_numpy(arrays[f"{name}.bias"]))
+                raise refuse(f"no array {key!r} (it has {', '.join(arrays.files) or 'none'})")
+            try:
+                value = arrays[key]
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+                raise refuse(f"{key} cannot be read ({exc or type(exc).__name__})") from None
+            if value.shape != want:
+                raise refuse(f"{key} has shape {value.shape}, the kernel needs {want}")
+            if value.dtype.kind not in "iuf":
+                raise refuse(f"{key} has dtype {value.dtype}, the kernel needs numbers (float32)")
+            if not np.isfinite(value).all():
+                raise refuse(f"{key} holds a NaN or an infinity")
+            with torch.no_grad():
+                param.copy_(torch.from_numpy(np.ascontiguousarray(value.T, dtype=np.float32)))
     return net
 
 
