@@ -340,6 +340,11 @@ class _Then:
         self.state = state     # free cores, node memory and GPU state then (a GPU head only), or None
 
 
+def _gpu_shape(job: Job) -> tuple:
+    """What a GPU job asks for, as the pass's memos of failed and refused shapes key it: cores, memory, GPUs, share."""
+    return job.res, job.mem, job.num_gpu, job.gpu_milli
+
+
 class _CoreView:
     """The cores' side of EASY's reservation view (:class:`~hdeeprm.decision.easy.ReservationView`), one pass.
 
@@ -369,12 +374,12 @@ class _CoreView:
             return cores
         if cores is None:
             if job.num_gpu:
-                self.failed.add((job.res, job.mem, job.num_gpu, job.gpu_milli))
+                self.failed.add(_gpu_shape(job))
             return None
         if accept(cores):
             return cores
         if job.num_gpu and self._repeatable:
-            shape, duration = (job.res, job.mem, job.num_gpu, job.gpu_milli), self.manager.gpus.duration(job)
+            shape, duration = _gpu_shape(job), self.manager.gpus.duration(job)
             self.refused[shape] = min(duration, self.refused.get(shape, math.inf))
         return None
 
@@ -423,7 +428,7 @@ class _CoreView:
             return True   # it would still hold its cores at the shadow time, leaving the head too few
         if not job.num_gpu:
             return False
-        shape = (job.res, job.mem, job.num_gpu, job.gpu_milli)
+        shape = _gpu_shape(job)
         return shape in self.failed or (shape in self.refused and binder.duration(job) >= self.refused[shape])
 
 
