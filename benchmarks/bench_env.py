@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.decision.contention import bookkeeping_path
+from hdeeprm.decision.observation import OBSERVATIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = (Path(os.environ.get("HDEEPRM_SHARED", ROOT.parent / "shared")) / "traces"
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, nargs="+", default=[5000],
                    help="jobs of the trace window, one or more (default 5000)")
     p.add_argument("--steps", type=int, default=20000, help="timed steps (default 20000)")
-    p.add_argument("--observation", nargs="+", default=["minimal"], choices=("normal", "small", "minimal"),
+    p.add_argument("--observation", nargs="+", default=["minimal"], choices=OBSERVATIONS.names(),
                    help="observation type(s) (default minimal)")
     p.add_argument("--actions", default="all", choices=("all", "first"),
                    help="all 36 policy pairs (default) or the single pair first-high_gflops")

@@ -142,11 +142,13 @@ def _make_nop(space, n: int):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
+    from hdeeprm.decision.observation import OBSERVATIONS
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     p.add_argument("--jobs", type=int, default=5000, help="jobs of the trace window (default 5000)")
     p.add_argument("--steps", type=int, default=8000, help="timed vector steps (default 8000)")
-    p.add_argument("--observation", default="minimal", choices=("normal", "small", "minimal"))
+    p.add_argument("--observation", default="minimal", choices=OBSERVATIONS.names())
     p.add_argument("--gpu-scenario", metavar="NAME",
                    help="benchmark hdeeprm/GpuPlacement-v0 on this scenario instead (e.g. test-openb: 1,213 nodes, "
                         "a slow step); --jobs, --observation and --no-mask do not apply")

@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python benchmarks/room_cpu.py                          # SDSC-SP2 and KTH-SP2, every policy, 2 workers
     python benchmarks/room_cpu.py --traces kth_sp2 --strategies easy_backfilling --csv /tmp/room_kth.csv
     python benchmarks/room_cpu.py --workers 1 --agent examples/agents/ppo.py --episodes 1000 --seeds 0 1 2
+    python benchmarks/room_cpu.py --traces kth_sp2 --cem examples/agents/linear_cem.py --cpu-minutes 10 --seeds 0 1 2
 
 **Scenario, fixed before any training** (issue 36, deliverable 1b): windows of :data:`LENGTH` consecutive jobs of
 SDSC-SP2 (128 cores originally) and KTH-SP2 (100 cores) replayed on ``platforms/gaia_mini.json``, a 104-core slice
@@ -36,6 +37,16 @@ objective (``avg_job_slowdown``). It trains ``--episodes`` episodes, one trainin
 windows' jobs are those the heuristics ran); its last model runs once, greedily, on the test windows. Printed per
 seed: its CPU-minutes and its test mean bounded slowdown beside the best single policy chosen on the training
 windows and the best single policy of the test windows chosen in hindsight.
+
+**A linear policy searched by the cross-entropy method** (``--cem``, fixed before its runs): the agent file (e.g.
+``examples/agents/linear_cem.py``, a :class:`~hdeeprm.agents.evolution.LinearPolicyAgent`) picks, per decision,
+one of the ``--pairs`` policy pairs with the lowest mean bounded slowdown under EASY backfilling on the training
+windows (the best first: the untrained agent is that heuristic), under EASY backfilling, from the ``generations``
+observation (per CPU generation: busy cores, remaining work, free memory, free bandwidth; then the queue). Its
+weights are searched by :func:`hdeeprm.run.evolve.train_cem` (population 16, elite 4, std 0.5) on the mean
+bounded slowdown of the training windows, for ``--cpu-minutes`` of CPU per ``--seeds`` value (the seed of the
+search); the best weights on the training windows run once on the test windows. Printed as for ``--agent``; each
+seed's learning curve (one row per generation) is written beside its checkpoint in ``--outdir``.
 """
 from __future__ import annotations
 
@@ -108,7 +119,15 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, ar
     chosen = windows(len(the_plan.span.jobs))
     spec = f"{','.join(cpu_orderings())}-{','.join(CORE_POLICIES)}+{','.join(strategies)}"
     policies = parse_policy_list([spec])
-    rows = evaluate(options, policies, chosen, jobs=workers, trace=the_plan.trace)
+    if args is not None and args.table:   # the rows of an earlier --csv of the same windows and policies
+        with open(args.table, newline="", encoding="utf-8") as f:
+            rows = [{**row, "window": int(row["window"]), "mean_bounded_slowdown": float(row["mean_bounded_slowdown"]),
+                     "energy": float(row["energy"])} for row in csv.DictReader(f) if row.pop("trace") == name]
+        if len(rows) != len(policies) * len(chosen):
+            raise SystemExit(f"{args.table}: {len(rows)} rows of {name}, expected {len(policies) * len(chosen)} "
+                             "(windows x policies): write it again with --csv")
+    else:
+        rows = evaluate(options, policies, chosen, jobs=workers, trace=the_plan.trace)
     rows_out += [{"trace": name, **row} for row in rows]
     table = {(row["window"], row["policy"]): row for row in rows}
     labels = [p.label for p in policies]
@@ -138,11 +157,18 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, ar
         energy = mean(single, ws, "energy")
         print(f"{'':5s}  energy: best single {energy / 1e9:.4f} GJ, per-window oracle at no worse bounded slowdown "
               f"{frugal / 1e9:.4f} GJ: room {1.0 - frugal / energy:.1%}")
-    if args is not None and args.agent:
+    if args is not None and (args.agent or args.cem):
         outdir = Path(args.outdir)
         outdir.mkdir(parents=True, exist_ok=True)
         for seed in args.seeds:
-            run_agent(name, options, the_plan, chosen, args.agent, args.episodes, seed, table, labels, single, outdir)
+            if args.agent:
+                run_agent(name, options, the_plan, chosen, args.agent, args.episodes, seed, table, labels, single,
+                          outdir)
+            if args.cem:
+                easy = sorted((label for label in labels if label.endswith("+easy_backfilling")),
+                              key=lambda label: mean(label, train))[:args.pairs]
+                run_cem(name, options, the_plan, chosen, args.cem, easy, args.cpu_minutes, seed, table, labels,
+                        single, outdir, mean(easy[0], train))
 
 
 def run_agent(name: str, options, the_plan, chosen, agent: str, episodes: int, seed: int, table: dict,
@@ -174,6 +200,46 @@ def run_agent(name: str, options, the_plan, chosen, agent: str, episodes: int, s
           flush=True)
 
 
+def run_cem(name: str, options, the_plan, chosen, agent: str, pairs: list[str], cpu_minutes: float, seed: int,
+            table: dict, labels: list[str], single: str, outdir: Path, start_train: float) -> None:
+    """Search a linear policy over ``pairs`` (labels, the best first) by the cross-entropy method; test it; print.
+
+    See the module docstring (``--cem``). Writes ``{name}_cem_seed{seed}.pt`` (the best weights on the training
+    windows) and ``{name}_cem_seed{seed}.csv`` (the learning curve) into ``outdir``.
+    """
+    from hdeeprm.decision.actions import action_index
+    from hdeeprm.run.evaluate import evaluate
+    from hdeeprm.run.evolve import train_cem
+    from hdeeprm.run.policies import Policy
+
+    actions = [action_index(*label.split("+")[0].split("-")) for label in pairs]
+    agent_options = options.replace(seed=seed, start_strategy="easy_backfilling", observation="generations",
+                                    actions=actions)
+    model = outdir / f"{name}_cem_seed{seed}.pt"
+    cpu = time.process_time()
+    history = train_cem(agent_options, agent, chosen, outmodel=model, trace=the_plan.trace, population=16, elite=4,
+                        std=0.5, generations=10_000, cpu_minutes=cpu_minutes)
+    minutes = (time.process_time() - cpu) / 60
+    with open(outdir / f"{name}_cem_seed{seed}.csv", "w", newline="", encoding="utf-8") as f:
+        out = csv.DictWriter(f, list(history[0]))
+        out.writeheader()
+        out.writerows(history)
+    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
+                    model=str(model))
+    test = [w for w in chosen if w.split == "test"]
+    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
+    figure = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
+    best = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
+    hindsight = min(sum(table[w.index, label]["mean_bounded_slowdown"] for w in test) / len(test) for label in labels)
+    start = sum(table[w.index, pairs[0]]["mean_bounded_slowdown"] for w in test) / len(test)
+    print(f"{name} cem seed {seed}: pairs {', '.join(p.split('+')[0] for p in pairs)}; {len(history)} generations, "
+          f"{minutes:.1f} CPU-minutes; training mean bounded slowdown {start_train:.2f} -> "
+          f"{history[-1]['best_so_far']:.2f}; test {figure:.2f} against the best single policy chosen on training "
+          f"{best:.2f} ({1 - figure / best:+.1%}), the start {pairs[0]} {start:.2f} ({1 - figure / start:+.1%}) and "
+          f"the best single policy of the test windows in hindsight {hindsight:.2f} ({1 - figure / hindsight:+.1%})",
+          flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every trace and print the room tables."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -184,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agent", metavar="AGENT_PY", help="also train this learning agent (see run_agent) and test it")
     p.add_argument("--episodes", type=int, default=1000, help="training episodes per seed (default 1000)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (default 0 1 2)")
+    p.add_argument("--table", metavar="CSV", help="read the heuristics' rows from an earlier --csv instead of running")
+    p.add_argument("--cem", metavar="AGENT_PY", help="also search this linear agent's weights (see run_cem)")
+    p.add_argument("--pairs", type=int, default=4, help="policy pairs the --cem agent chooses from (default 4)")
+    p.add_argument("--cpu-minutes", type=float, default=10.0, help="CPU-minutes per --cem seed (default 10)")
     p.add_argument("--outdir", default="runs/room_cpu", help="where the agents' checkpoints go")
     args = p.parse_args(argv)
     tic = time.perf_counter()

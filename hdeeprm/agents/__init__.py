@@ -9,6 +9,8 @@
 
 The other modules:
 
+* :mod:`~hdeeprm.agents.evolution`: The cross-entropy method and the linear policy it trains (a policy pair
+  per decision from a compact observation).
 * :mod:`~hdeeprm.agents.kernel_ppo`: RLScheduler's kernel network and PPO update, shared by the kernel-PPO
   benchmarks.
 * :mod:`~hdeeprm.agents.off_policy`: Off-policy learning agents: a replay buffer of transitions and several

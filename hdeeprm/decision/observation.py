@@ -3,8 +3,8 @@
 An observation is a float32 vector in [0, 1] built from a
 :class:`~hdeeprm.decision.view.StateView`: the heterogeneity layer (node
 memory, processor bandwidth, core pstates), the running jobs' progress and
-the queue of pending jobs. Three types, from the original HDeepRM
-(Herrera et al. 2019):
+the queue of pending jobs. Three types from the original HDeepRM
+(Herrera et al. 2019), and a compact one of this project's:
 
 ``normal``
     ``[node free memory fraction] * nb_nodes``,
@@ -15,6 +15,13 @@ the queue of pending jobs. Three types, from the original HDeepRM
     ``normal`` without the per-core values.
 ``minimal``
     the 21 queue values only.
+``generations``
+    per processor generation (the platform's processors grouped by nominal speed and power, slowest first;
+    :func:`processor_generations`), four values: the busy fraction of its cores, the mean remaining work
+    fraction of its cores (free cores count 0), and over its processors the mean free memory fraction of
+    their nodes and the mean remaining bandwidth fraction; then the 21 queue values. A compact, platform-size-free
+    summary of the heterogeneity layer (``4 G + 21`` values for G generations), this project's, not the
+    original HDeepRM's.
 
 The **21 queue values**: for the requested time (s), the requested cores, the
 memory per core (MB) and the memory bandwidth per core (GB/s) of the pending
@@ -70,6 +77,7 @@ OBSERVATIONS: Registry[tuple[str, ...]] = Registry("observation type")
 OBSERVATIONS.register("normal", ("resources", "cores"))
 OBSERVATIONS.register("small", ("resources",))
 OBSERVATIONS.register("minimal", ())
+OBSERVATIONS.register("generations", ("generations",))
 #: The observation type used when none is named.
 DEFAULT_OBSERVATION = "normal"
 #: Sensitivity s of the queue variation when none is given (the original HDeepRM's).
@@ -196,6 +204,19 @@ class Observer(RemadeOnCopy):
             # remaining work fraction by job index, written for the running jobs at each call; the extra
             # last entry stays 0 for the free cores (job -1 in ResourceState.core_job)
             self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
+        self._generations = "generations" in parts
+        if self._generations:
+            self._core_gen, self._proc_gen, nb_gen = processor_generations(h)
+            self._core_count = np.bincount(self._core_gen, minlength=nb_gen).astype(np.float64)
+            self._proc_count = np.bincount(self._proc_gen, minlength=nb_gen).astype(np.float64)
+            self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
+            mem = np.asarray(h.node_memory, dtype=np.float64)
+            bw = np.asarray(h.processor_mem_bw, dtype=np.float64)
+            # 1 / capacity, and 0 where unbounded (a bandwidth fraction is then 1, a memory one is set to 1)
+            self._gen_inv_mem = np.where(np.isfinite(mem) & (mem > 0), 1.0 / np.where(mem > 0, mem, 1.0), 0.0)
+            self._gen_mem_unbounded = ~(np.isfinite(mem) & (mem > 0))
+            self._gen_inv_bw = np.where(np.isfinite(bw) & (bw > 0), 1.0 / np.where(bw > 0, bw, 1.0), 0.0)
+            nb_res = 4 * nb_gen
         self._n_res = nb_res
         self.size = nb_res + N_QUEUE_VALUES
         self._stats = self._compile()
@@ -252,7 +273,9 @@ class Observer(RemadeOnCopy):
             float32, shape (size,), every value in [0, 1].
         """
         out = np.empty(self.size, dtype=np.float32)
-        if self._n_res:
+        if self._generations:
+            self._generation_values(view, out)
+        elif self._n_res:
             self._resources(view, out)
         self.queue_values(view, out[self._n_res:])
         return out
@@ -280,6 +303,43 @@ class Observer(RemadeOnCopy):
             cores[:, 2] = left.take(st.core_job)   # a free core's -1 reads the last entry, 0
         else:
             cores[:, 2] = 0.0
+
+    def _generation_values(self, view: StateView, out: np.ndarray) -> None:
+        st, nb = view.resources, self._core_count.size
+        left = self._left
+        running = view.running
+        if running:
+            progress = view.progress
+            left[list(running)] = [1.0 - progress(job) for job, _ in running.values()]
+        core_left = left.take(st.core_job)   # a free core's -1 reads the last entry, 0
+        values = np.empty((4, nb))
+        values[0] = np.bincount(self._core_gen, weights=st.core_job >= 0, minlength=nb) / self._core_count
+        values[1] = np.bincount(self._core_gen, weights=core_left, minlength=nb) / self._core_count
+        # each node's and processor's fraction clipped as the normal observation clips it, then averaged over the
+        # generation's processors (a node's memory counts once per processor it holds)
+        free = clip_unit(np.where(self._gen_mem_unbounded, 1.0, st.node_free_mem * self._gen_inv_mem),
+                         np.empty(self._gen_inv_mem.size))
+        values[2] = np.bincount(self._proc_gen, weights=free.take(self.hierarchy.processor_node),
+                                minlength=nb) / self._proc_count
+        rest = clip_unit(1.0 - st.processor_used_bw * self._gen_inv_bw, np.empty(self._proc_gen.size))
+        values[3] = np.bincount(self._proc_gen, weights=rest, minlength=nb) / self._proc_count
+        clip_unit(values.T.ravel(), out[:4 * nb])
+
+
+def processor_generations(hierarchy: ResourceHierarchy) -> tuple[np.ndarray, np.ndarray, int]:
+    """The platform's processor generations: processors grouped by nominal (speed, power), slowest first.
+
+    Args:
+        hierarchy: The platform.
+
+    Returns:
+        ``(core_generation, processor_generation, nb_generations)``: int64 arrays of shapes (nb_cores,) and
+        (nb_processors,), and the number of generations.
+    """
+    keys = np.column_stack((hierarchy.processor_speed, hierarchy.processor_power))
+    _, generation = np.unique(keys, axis=0, return_inverse=True)
+    generation = generation.reshape(-1).astype(np.int64)
+    return generation[hierarchy.core_processor], generation, int(generation.max(initial=-1)) + 1
 
 
 @functools.lru_cache(maxsize=None)

@@ -175,6 +175,9 @@ class HDeepRMEnv(gymnasium.Env):
     nb_processors (normal, small)           1 − used / offered GB/s     [0, 1]
     3 × nb_cores (normal), per core         speed / G, power / P,       [0, 1]
                                             remaining work fraction
+    4 × G (generations), per processor      busy cores, work left,      [0, 1]
+                                            free memory, bandwidth
+                                            of a processor generation
     20 (all)                                min, p25, median, p75, max  [0, 1]
                                             of requested time (s),
                                             cores, MB, GB/s of pending

@@ -11,6 +11,8 @@ The other modules:
 
 * :mod:`~hdeeprm.run.batsim_server`: What ``hdeeprm-batsim`` does: the embedded engine behind Batsim's command
   line, serving one decision process.
+* :mod:`~hdeeprm.run.evolve`: Training an agent's weights by the cross-entropy method on whole training
+  windows, judged by the mean bounded slowdown.
 * :mod:`~hdeeprm.run.gpu_launch`: What ``hdeeprm-launch`` does for an options file with a ``gpu`` block: a
   timed GPU replay.
 * :mod:`~hdeeprm.run.gpu_replay`: The timed GPU replay: jobs arrive, queue, are placed on a GpuCluster, run

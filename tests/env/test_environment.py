@@ -17,7 +17,7 @@ LUBLIN = ROOT / "workloads" / "lublin_500_100.swf"
 KTH_PLATFORM = ROOT / "platforms" / "kth_sp2.json"
 
 
-@pytest.mark.parametrize("observation", ["normal", "small", "minimal"])
+@pytest.mark.parametrize("observation", ["normal", "small", "minimal", "generations"])
 def test_check_env_passes(observation):
     check_env(HDeepRMEnv(TOY_OPTIONS, observation=observation), skip_render_check=True)
 

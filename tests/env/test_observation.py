@@ -106,7 +106,7 @@ def test_queue_statistics_equal_numpy_percentiles(toy_hierarchy):
 
 def test_unknown_type_and_bad_sensitivity(toy_hierarchy, toy_workload):
     with pytest.raises(OptionsError, match=r"^unknown observation type 'minimum' \(valid: normal, small, "
-                                           r"minimal; did you mean 'minimal'\?\)"):
+                                           r"minimal, generations; did you mean 'minimal'\?\)"):
         make_observer("minimum", toy_hierarchy, toy_workload)
     with pytest.raises(OptionsError, match="^queue_sensitivity must be > 0, got 0$"):
         make_observer("minimal", toy_hierarchy, toy_workload, 0)
