@@ -42,6 +42,8 @@ MAX_SCORE = 100
 MIB_PER_GB = 1024
 #: Resolution of ``high_gflops``'s speed key: thousandths of the fastest type's speed (types closer than that tie).
 SPEED_STEPS = 1000
+#: Node states whose fragmentation a placement state remembers before it starts over (bounds its memory).
+FRAG_MEMO_SIZE = 65536
 
 
 def gpu_memory_mib(cluster: GpuCluster) -> np.ndarray:
@@ -191,6 +193,8 @@ class PlacementState:
         self.active: np.ndarray | None = None
         self.version = np.zeros(cluster.nb_nodes, dtype=np.int64)
         self._score_cache: dict[tuple, tuple[np.ndarray, np.ndarray | None, np.ndarray]] = {}
+        # a node state's fit counts and fragmentation, by (model, free CPU, free GPU share, free share per GPU)
+        self._frag_memo: dict[tuple, tuple[np.ndarray, np.ndarray, int]] = {}
         if typical is not None:
             self.count, self.below = gpu_fit_counts(self.gpu_left, typical)
             self.frag = frag_numerator(self.cpu_left, self.total_left, self.count, self.below, self.model, typical)
@@ -367,11 +371,20 @@ class PlacementState:
         self.whole_free[node] = left.count(MILLI)   # a share is at most MILLI: ">= MILLI" is "== MILLI"
 
     def _refresh_fragmentation(self, node: int) -> None:
-        if self.typical is not None:
+        if self.typical is None:
+            return
+        # A pure function of the node's state, and nodes keep returning to the same few states: memoised.
+        key = (int(self.model[node]), int(self.cpu_left[node]), int(self.total_left[node]),
+               self.gpu_left[node].tobytes())
+        hit = self._frag_memo.get(key)
+        if hit is None:
+            if len(self._frag_memo) >= FRAG_MEMO_SIZE:
+                self._frag_memo.clear()
             count, below = gpu_fit_counts(self.gpu_left[node:node + 1], self.typical)
-            self.count[node], self.below[node] = count[0], below[0]
-            self.frag[node] = frag_numerator(self.cpu_left[node:node + 1], self.total_left[node:node + 1], count,
-                                             below, self.model[node:node + 1], self.typical)[0]
+            frag = frag_numerator(self.cpu_left[node:node + 1], self.total_left[node:node + 1], count, below,
+                                  self.model[node:node + 1], self.typical)[0]
+            hit = self._frag_memo[key] = (count[0], below[0], frag)
+        self.count[node], self.below[node], self.frag[node] = hit
 
 
 #: A score function: (state, pod, fitting nodes (K,), rng) -> (int64 scores (K,), chosen GPU per node (K,) or None).

@@ -2,13 +2,14 @@
 
 ``PlacementState.fits`` reads per-node sums (largest free share, whole free GPUs) kept by ``place``/``release``;
 ``fgd`` reuses each node's score while the node is unchanged (``PlacementState.cached_scores``);
-``GpuManager.first_part_fits`` tests each queued shape once. Each is checked here against the rule it replaces,
+``GpuManager.first_part_fits`` tests each queued shape once; a node's fragmentation is remembered by node state.
+Each is checked here against the rule it replaces,
 after thousands of placements and releases.
 """
 import numpy as np
 import pytest
 
-from hdeeprm.decision.fragmentation import typical_pods
+from hdeeprm.decision.fragmentation import frag_numerator, gpu_fit_counts, typical_pods
 from hdeeprm.decision.gpu_placement import PlacementState, PodRequest, gpu_fits
 from hdeeprm.decision.gpu_scoring import GPU_PLACEMENTS, _fgd_scores
 from hdeeprm.platform.openb import read_openb_nodes
@@ -71,7 +72,12 @@ def test_fgd_cached_scores_and_fit_sums_match_a_recomputation_through_placements
             state.release(node, chosen, pod)
         assert np.array_equal(state.most_left, state.gpu_left.max(axis=1))
         assert np.array_equal(state.whole_free, (state.gpu_left >= 1000).sum(axis=1))
-    assert checked > 2000 and len(held) > 500
+        if step % 50 == 0:   # the memoised per-node fragmentation against the whole cluster's, recomputed
+            count, below = gpu_fit_counts(state.gpu_left, typical)
+            frag = frag_numerator(state.cpu_left, state.total_left, count, below, state.model, typical)
+            assert np.array_equal(state.count, count) and np.array_equal(state.below, below)
+            assert np.array_equal(state.frag, frag)
+    assert checked > 2000 and len(held) > 500 and len(state._frag_memo) < 3000
 
 
 @pytest.mark.slow
