@@ -36,8 +36,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from heldout_ppo import (CORE, LENGTH, METRIC, NB_WINDOWS, ROOT, TEST_FRACTION, TRACES, table,  # noqa: E402
-                         write_csv)
+from heldout_ppo import (CORE, LENGTH, METRIC, NB_WINDOWS, ROOT, TEST_FRACTION, TRACES, seed_arguments,  # noqa: E402
+                         table, test_table, write_csv)
 
 from hdeeprm.config.options import load_options  # noqa: E402
 from hdeeprm.decision.actions import action_index  # noqa: E402
@@ -82,15 +82,7 @@ def train_and_test(args) -> int:
     # ---- the test, once
     agent_policy = Policy(label="linear CEM agent (greedy)", strategy=strategy, agent=str(AGENT), model=str(model))
     agent = [float(row[METRIC]) for row in evaluate(agent_options, [agent_policy], test, trace=the_plan.trace)]
-    heur = table(options, test)
-    best_test = min(heur, key=lambda k: np.mean(heur[k]))
-    rows = [{"policy": agent_policy.label, METRIC: float(np.mean(agent)),
-             **{f"window_{w.index}": x for w, x in zip(test, agent)}}]
-    rows += [{"policy": k, METRIC: float(np.mean(v)), **{f"window_{w.index}": x for w, x in zip(test, v)}}
-             for k, v in sorted(heur.items(), key=lambda kv: np.mean(kv[1]))]
-    write_csv(out / "test.csv", rows)
-    a, b = float(np.mean(agent)), float(np.mean(heur[best_test]))
-    gain = (b - a) / b * 100
+    heur, best_test, a, b, gain = test_table(options, test, agent_policy.label, agent, out)
     (out / "run.json").write_text(json.dumps({
         "trace": args.trace, "seed": args.seed, "cpu_minutes_budget": args.cpu_minutes,
         "cpu_minutes_training": train_cpu, "generations": len(history), "pairs": pairs, "strategy": strategy,
@@ -108,11 +100,8 @@ def train_and_test(args) -> int:
 def main() -> int:
     """Parse the command line; search and test one seed."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--trace", choices=sorted(TRACES), default="sdsc_sp2")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search (the windows do not depend on it)")
-    p.add_argument("--cpu-minutes", type=float, default=25.0, help="CPU budget before the test (default 25)")
+    seed_arguments(p, 25.0, "runs/heldout_cem")
     p.add_argument("--pairs", type=int, default=4, help="policy pairs the agent chooses from (default 4)")
-    p.add_argument("-o", "--outdir", default=None, help="default runs/heldout_cem/TRACE_sSEED")
     args = p.parse_args()
     args.outdir = args.outdir or f"runs/heldout_cem/{args.trace}_s{args.seed}"
     return train_and_test(args)

@@ -318,15 +318,7 @@ def train_and_test(args) -> int:
     # ---- the test, once
     scores, _ = ragged_numpy(net)
     agent = greedy_mean(setup, setup.test, scores)
-    heur = table(setup.options, setup.test)
-    best_test = min(heur, key=lambda k: np.mean(heur[k]))
-    rows = [{"policy": "kernel PPO agent (greedy)", METRIC: float(np.mean(agent)),
-             **{f"window_{w.index}": x for w, x in zip(setup.test, agent)}}]
-    rows += [{"policy": k, METRIC: float(np.mean(v)), **{f"window_{w.index}": x for w, x in zip(setup.test, v)}}
-             for k, v in sorted(heur.items(), key=lambda kv: np.mean(kv[1]))]
-    write_csv(out / "test.csv", rows)
-    a, b = float(np.mean(agent)), float(np.mean(heur[best_test]))
-    gain = (b - a) / b * 100
+    heur, best_test, a, b, gain = test_table(setup.options, setup.test, "kernel PPO agent (greedy)", agent, out)
     (out / "run.json").write_text(json.dumps({
         "trace": args.trace, "seed": args.seed, "cpu_minutes_budget": args.cpu_minutes,
         "cpu_minutes_training": train_cpu, "epochs": epoch, "episodes": episodes,
@@ -346,6 +338,32 @@ def train_and_test(args) -> int:
     print(f"gain over the best heuristic of the test windows ({best_test}): {gain:+.1f} %  "
           f"(target >= +10 %); {train_cpu:.1f} CPU-minutes of training; {time.time() - wall0:.0f} s wall in all")
     return 0
+
+
+def test_table(options, test, label: str, agent: list[float], out: Path):
+    """Every heuristic on the test windows beside the agent's values there; writes ``test.csv``.
+
+    Returns:
+        ``(heuristics, best_test, agent_mean, best_mean, gain_percent)``: label -> values per test window, the
+        best heuristic of the test windows, the two means and (best - agent) / best x 100.
+    """
+    heur = table(options, test)
+    best_test = min(heur, key=lambda k: np.mean(heur[k]))
+    rows = [{"policy": label, METRIC: float(np.mean(agent)), **{f"window_{w.index}": x for w, x in zip(test, agent)}}]
+    rows += [{"policy": k, METRIC: float(np.mean(v)), **{f"window_{w.index}": x for w, x in zip(test, v)}}
+             for k, v in sorted(heur.items(), key=lambda kv: np.mean(kv[1]))]
+    write_csv(out / "test.csv", rows)
+    a, b = float(np.mean(agent)), float(np.mean(heur[best_test]))
+    return heur, best_test, a, b, (b - a) / b * 100
+
+
+def seed_arguments(p: argparse.ArgumentParser, minutes: float, outdir: str) -> None:
+    """The options every held-out command shares: ``--trace``, ``--seed``, ``--cpu-minutes``, ``-o``."""
+    p.add_argument("--trace", choices=sorted(TRACES), default="sdsc_sp2")
+    p.add_argument("--seed", type=int, default=0, help="training seed (the windows do not depend on it)")
+    p.add_argument("--cpu-minutes", type=float, default=minutes,
+                   help=f"CPU budget before the test (default {minutes:g})")
+    p.add_argument("-o", "--outdir", default=None, help=f"default {outdir}/TRACE_sSEED")
 
 
 def aggregate(dirs: list[str]) -> int:
@@ -368,10 +386,7 @@ def aggregate(dirs: list[str]) -> int:
 def main() -> int:
     """Parse the command line; train and test one seed, or aggregate seeds."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--trace", choices=sorted(TRACES), default="sdsc_sp2")
-    p.add_argument("--seed", type=int, default=0, help="training seed (the windows do not depend on it)")
-    p.add_argument("--cpu-minutes", type=float, default=30.0, help="CPU budget before the test (default 30)")
-    p.add_argument("-o", "--outdir", default=None, help="default runs/heldout/TRACE_sSEED")
+    seed_arguments(p, 30.0, "runs/heldout")
     p.add_argument("--sequences", type=int, default=25, help="training sequences per epoch (default 25)")
     p.add_argument("--group", type=int, default=4, help="replays of each sequence (default 4)")
     p.add_argument("--pi-lr", type=float, default=3e-3)

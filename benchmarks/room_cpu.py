@@ -171,6 +171,27 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, ar
                         single, outdir, mean(easy[0], train))
 
 
+def test_agent(agent_options, agent: str, model: Path, chosen, the_plan, table: dict, labels: list[str],
+               single: str) -> tuple[float, float, float]:
+    """The agent's checkpoint, greedy under EASY, on the test windows.
+
+    Returns:
+        Mean bounded slowdown on the test windows of the agent, of the best single policy chosen on the training
+        windows, and of the best single policy of the test windows in hindsight.
+    """
+    from hdeeprm.run.evaluate import evaluate
+    from hdeeprm.run.policies import Policy
+
+    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
+                    model=str(model))
+    test = [w for w in chosen if w.split == "test"]
+    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
+    figure = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
+    best = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
+    hindsight = min(sum(table[w.index, label]["mean_bounded_slowdown"] for w in test) / len(test) for label in labels)
+    return figure, best, hindsight
+
+
 def run_agent(name: str, options, the_plan, chosen, agent: str, episodes: int, seed: int, table: dict,
               labels: list[str], single: str, outdir: Path) -> None:
     """Train ``agent`` on the training windows with ``seed``, test its last model on the test windows, print it.
@@ -179,21 +200,14 @@ def run_agent(name: str, options, the_plan, chosen, agent: str, episodes: int, s
     36 pairs) under EASY backfilling, with the options' default network and objective; the windows' jobs are
     those the baselines ran (converted once, with the trace's seed); ``seed`` seeds the training only.
     """
-    from hdeeprm.run.evaluate import evaluate, train_agent
-    from hdeeprm.run.policies import Policy
+    from hdeeprm.run.evaluate import train_agent
 
     agent_options = options.replace(seed=seed, start_strategy="easy_backfilling")
     model = outdir / f"{name}_seed{seed}.pt"
     cpu = time.process_time()
     train_agent(agent_options, agent, chosen, episodes=episodes, outmodel=model, trace=the_plan.trace)
     minutes = (time.process_time() - cpu) / 60
-    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
-                    model=str(model))
-    test = [w for w in chosen if w.split == "test"]
-    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
-    figure = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
-    best = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
-    hindsight = min(sum(table[w.index, label]["mean_bounded_slowdown"] for w in test) / len(test) for label in labels)
+    figure, best, hindsight = test_agent(agent_options, agent, model, chosen, the_plan, table, labels, single)
     print(f"{name} agent seed {seed}: {episodes} episodes, {minutes:.1f} CPU-minutes; test mean bounded slowdown "
           f"{figure:.2f} against the best single policy chosen on training {best:.2f} ({1 - figure / best:+.1%}) and "
           f"the best single policy of the test windows in hindsight {hindsight:.2f} ({1 - figure / hindsight:+.1%})",
@@ -208,9 +222,7 @@ def run_cem(name: str, options, the_plan, chosen, agent: str, pairs: list[str], 
     windows) and ``{name}_cem_seed{seed}.csv`` (the learning curve) into ``outdir``.
     """
     from hdeeprm.decision.actions import action_index
-    from hdeeprm.run.evaluate import evaluate
     from hdeeprm.run.evolve import train_cem
-    from hdeeprm.run.policies import Policy
 
     actions = [action_index(*label.split("+")[0].split("-")) for label in pairs]
     agent_options = options.replace(seed=seed, start_strategy="easy_backfilling", observation="generations",
@@ -224,13 +236,8 @@ def run_cem(name: str, options, the_plan, chosen, agent: str, pairs: list[str], 
         out = csv.DictWriter(f, list(history[0]))
         out.writeheader()
         out.writerows(history)
-    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
-                    model=str(model))
+    figure, best, hindsight = test_agent(agent_options, agent, model, chosen, the_plan, table, labels, single)
     test = [w for w in chosen if w.split == "test"]
-    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
-    figure = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
-    best = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
-    hindsight = min(sum(table[w.index, label]["mean_bounded_slowdown"] for w in test) / len(test) for label in labels)
     start = sum(table[w.index, pairs[0]]["mean_bounded_slowdown"] for w in test) / len(test)
     print(f"{name} cem seed {seed}: pairs {', '.join(p.split('+')[0] for p in pairs)}; {len(history)} generations, "
           f"{minutes:.1f} CPU-minutes; training mean bounded slowdown {start_train:.2f} -> "
