@@ -135,6 +135,11 @@ class GpuJobSlotEnv(gymnasium.Env):
         self._cpu = float(max(cluster.cpu_milli.max(initial=1), 1))
         self._memory = float(max(cluster.memory_mib.max(initial=1), 1))
         self._nb_jobs = max(len(jobs), 1)
+        # the slot features that do not change while a job waits, float32 (J, 6), by job index
+        self._fixed = np.empty((len(jobs.duration), 6), dtype=np.float32)
+        for column, values in enumerate((1.0, jobs.num_gpu / 8.0, jobs.gpu_milli / MILLI, jobs.cpu_milli / self._cpu,
+                                         jobs.memory_mib / self._memory, np.log1p(jobs.duration) / _LOG_MONTH)):
+            self._fixed[:, column] = values
         self.steps = self.waits_overridden = 0
         self.done = False
         self._area = 0.0
@@ -225,12 +230,9 @@ class GpuJobSlotEnv(gymnasium.Env):
         shown = len(self._visible)
         if shown:
             job = np.array(self._visible, dtype=np.int64)
-            for column, values in enumerate((1.0, jobs.num_gpu[job] / 8.0, jobs.gpu_milli[job] / MILLI,
-                                             jobs.cpu_milli[job] / self._cpu, jobs.memory_mib[job] / self._memory,
-                                             np.log1p(jobs.duration[job]) / _LOG_MONTH,
-                                             np.log1p(replay.now - jobs.submit[job]) / _LOG_MONTH,
-                                             self._mask[:shown])):
-                rows[:shown, column] = values
+            rows[:shown, :6] = self._fixed[job]
+            rows[:shown, 6] = np.log1p(replay.now - jobs.submit[job]) / _LOG_MONTH
+            rows[:shown, 7] = self._mask[:shown]
         idle = float(state.total_left.sum())
         rows[-1, :3] = (1.0 - idle / self._capacity, replay.fragmented() / idle if idle else 0.0,
                         np.log1p(len(replay.manager.queue)) / np.log1p(10_000))
