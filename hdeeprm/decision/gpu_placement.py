@@ -44,6 +44,8 @@ MIB_PER_GB = 1024
 SPEED_STEPS = 1000
 #: Node states whose fragmentation a placement state remembers before it starts over (bounds its memory).
 FRAG_MEMO_SIZE = 65536
+#: Lookups after which a placement state drops that memory if fewer than one in four found the state.
+FRAG_MEMO_TRIAL = 2048
 
 
 def gpu_memory_mib(cluster: GpuCluster) -> np.ndarray:
@@ -193,8 +195,10 @@ class PlacementState:
         self.active: np.ndarray | None = None
         self.version = np.zeros(cluster.nb_nodes, dtype=np.int64)
         self._score_cache: dict[tuple, tuple[np.ndarray, np.ndarray | None, np.ndarray]] = {}
-        # a node state's fit counts and fragmentation, by (model, free CPU, free GPU share, free share per GPU)
-        self._frag_memo: dict[tuple, tuple[np.ndarray, np.ndarray, int]] = {}
+        # a node state's fit counts and fragmentation, by (model, free CPU, free GPU share, free share per GPU);
+        # None once it has proved useless (placements only, as in the ATC'23 runs: node states never come back)
+        self._frag_memo: dict[tuple, tuple[np.ndarray, np.ndarray, int]] | None = {}
+        self._frag_lookups = self._frag_hits = 0
         if typical is not None:
             self.count, self.below = gpu_fit_counts(self.gpu_left, typical)
             self.frag = frag_numerator(self.cpu_left, self.total_left, self.count, self.below, self.model, typical)
@@ -373,18 +377,28 @@ class PlacementState:
     def _refresh_fragmentation(self, node: int) -> None:
         if self.typical is None:
             return
-        # A pure function of the node's state, and nodes keep returning to the same few states: memoised.
-        key = (int(self.model[node]), int(self.cpu_left[node]), int(self.total_left[node]),
-               self.gpu_left[node].tobytes())
-        hit = self._frag_memo.get(key)
-        if hit is None:
-            if len(self._frag_memo) >= FRAG_MEMO_SIZE:
-                self._frag_memo.clear()
-            count, below = gpu_fit_counts(self.gpu_left[node:node + 1], self.typical)
-            frag = frag_numerator(self.cpu_left[node:node + 1], self.total_left[node:node + 1], count, below,
-                                  self.model[node:node + 1], self.typical)[0]
-            hit = self._frag_memo[key] = (count[0], below[0], frag)
-        self.count[node], self.below[node], self.frag[node] = hit
+        # A pure function of the node's state; where jobs end, nodes keep returning to the same few states, so it
+        # is memoised, until a lookup count shows fewer than one hit in four.
+        memo = self._frag_memo
+        if memo is not None:
+            key = (int(self.model[node]), int(self.cpu_left[node]), int(self.total_left[node]),
+                   self.gpu_left[node].tobytes())
+            hit = memo.get(key)
+            self._frag_lookups += 1
+            if hit is not None:
+                self._frag_hits += 1
+                self.count[node], self.below[node], self.frag[node] = hit
+                return
+            if self._frag_lookups >= FRAG_MEMO_TRIAL and 4 * self._frag_hits < self._frag_lookups:
+                self._frag_memo = memo = None
+            elif len(memo) >= FRAG_MEMO_SIZE:
+                memo.clear()
+        count, below = gpu_fit_counts(self.gpu_left[node:node + 1], self.typical)
+        frag = frag_numerator(self.cpu_left[node:node + 1], self.total_left[node:node + 1], count, below,
+                              self.model[node:node + 1], self.typical)[0]
+        self.count[node], self.below[node], self.frag[node] = count[0], below[0], frag
+        if memo is not None:
+            memo[key] = (count[0], below[0], frag)
 
 
 #: A score function: (state, pod, fitting nodes (K,), rng) -> (int64 scores (K,), chosen GPU per node (K,) or None).

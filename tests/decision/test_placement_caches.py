@@ -77,7 +77,7 @@ def test_fgd_cached_scores_and_fit_sums_match_a_recomputation_through_placements
             frag = frag_numerator(state.cpu_left, state.total_left, count, below, state.model, typical)
             assert np.array_equal(state.count, count) and np.array_equal(state.below, below)
             assert np.array_equal(state.frag, frag)
-    assert checked > 2000 and len(held) > 500 and len(state._frag_memo) < 3000
+    assert checked > 2000 and len(held) > 500
 
 
 @pytest.mark.slow
