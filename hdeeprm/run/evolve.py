@@ -20,7 +20,7 @@ from hdeeprm.decision.contention import make_contention_model
 from hdeeprm.errors import OptionsError
 from hdeeprm.run.episode import run_episode
 from hdeeprm.run.evaluate import Window, WindowRunner, window_options
-from hdeeprm.run.launch import prepare_agent, seeded_torch
+from hdeeprm.run.launch import agent_inputs, prepare_agent, seeded_torch
 
 
 def train_cem(options: Options, agent_path: str, windows: Sequence[Window], *, outmodel: str | Path,
@@ -60,12 +60,12 @@ def train_cem(options: Options, agent_path: str, windows: Sequence[Window], *, o
     runner = WindowRunner(options, trace)
     cls = runner.agent_class(options, agent_path)
     runs = []
-    for window in train:
+    for window in train:   # each window's observer normalises by its own jobs
         wopts = window_options(options, window)
         workload = runner.workload(window)
-        with seeded_torch(wopts.seed):
-            agent, observer, _ = prepare_agent(wopts, runner.hierarchy, workload, cls)
-        runs.append((wopts, workload, observer))
+        runs.append((wopts, workload, agent_inputs(wopts, runner.hierarchy, workload, cls)[0]))
+    with seeded_torch(options.seed):
+        agent = prepare_agent(runs[0][0], runner.hierarchy, runs[0][1], cls)[0]
     if not isinstance(agent, torch.nn.Module) or not list(agent.parameters()):
         raise OptionsError(f"{agent_path}: the cross-entropy method searches a torch.nn.Module agent's "
                            f"parameters; {type(agent).__name__} has none")
