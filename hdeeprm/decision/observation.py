@@ -186,8 +186,8 @@ class Observer(RemadeOnCopy):
         self._scaled_t = np.ascontiguousarray((quantities / queue_normalisers(workload, quantities)).T,
                                               dtype=np.float32)
         nb_res = 0
-        if "resources" in parts:
-            nb_res = h.nb_nodes + h.nb_processors
+        self._generations = "generations" in parts
+        if "resources" in parts or self._generations:
             mem = np.asarray(h.node_memory, dtype=np.float64)
             bw = np.asarray(h.processor_mem_bw, dtype=np.float64)
             self._inv_mem = np.where(np.isfinite(mem) & (mem > 0), 1.0 / np.where(mem > 0, mem, 1.0), 0.0)
@@ -196,26 +196,20 @@ class Observer(RemadeOnCopy):
             self._bw_unbounded = ~(np.isfinite(bw) & (bw > 0))
             self._any_mem_unbounded = bool(self._mem_unbounded.any())
             self._any_bw_unbounded = bool(self._bw_unbounded.any())
-            values = np.empty(nb_res)
+            values = np.empty(h.nb_nodes + h.nb_processors)
             self._fractions = (values, values[:h.nb_nodes], values[h.nb_nodes:])
+            nb_res = 0 if self._generations else values.size
         self._cores = "cores" in parts
-        if self._cores:
-            nb_res += 3 * h.nb_cores
+        if self._cores or self._generations:
             # remaining work fraction by job index, written for the running jobs at each call; the extra
             # last entry stays 0 for the free cores (job -1 in ResourceState.core_job)
             self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
-        self._generations = "generations" in parts
+        if self._cores:
+            nb_res += 3 * h.nb_cores
         if self._generations:
             self._core_gen, self._proc_gen, nb_gen = processor_generations(h)
             self._core_count = np.bincount(self._core_gen, minlength=nb_gen).astype(np.float64)
             self._proc_count = np.bincount(self._proc_gen, minlength=nb_gen).astype(np.float64)
-            self._left = np.zeros(len(workload.jobs) + 1, dtype=np.float64)
-            mem = np.asarray(h.node_memory, dtype=np.float64)
-            bw = np.asarray(h.processor_mem_bw, dtype=np.float64)
-            # 1 / capacity, and 0 where unbounded (a bandwidth fraction is then 1, a memory one is set to 1)
-            self._gen_inv_mem = np.where(np.isfinite(mem) & (mem > 0), 1.0 / np.where(mem > 0, mem, 1.0), 0.0)
-            self._gen_mem_unbounded = ~(np.isfinite(mem) & (mem > 0))
-            self._gen_inv_bw = np.where(np.isfinite(bw) & (bw > 0), 1.0 / np.where(bw > 0, bw, 1.0), 0.0)
             nb_res = 4 * nb_gen
         self._n_res = nb_res
         self.size = nb_res + N_QUEUE_VALUES
@@ -280,9 +274,9 @@ class Observer(RemadeOnCopy):
         self.queue_values(view, out[self._n_res:])
         return out
 
-    def _resources(self, view: StateView, out: np.ndarray) -> None:
-        h, st = self.hierarchy, view.resources
-        nn, npr = h.nb_nodes, h.nb_processors
+    def _resource_fractions(self, view: StateView) -> np.ndarray:
+        """Free memory fraction per node, then remaining bandwidth fraction per processor, float64, unclipped."""
+        st = view.resources
         values, mem, bw = self._fractions   # one float64 buffer, clipped into the observation at once
         np.multiply(st.node_free_mem, self._inv_mem, out=mem)
         if self._any_mem_unbounded:
@@ -291,38 +285,42 @@ class Observer(RemadeOnCopy):
         np.subtract(1.0, bw, out=bw)
         if self._any_bw_unbounded:
             bw[self._bw_unbounded] = 1.0
-        clip_unit(values, out[:nn + npr])
+        return values
+
+    def _work_left(self, view: StateView) -> np.ndarray | None:
+        """Remaining work fraction of each core's job (free cores 0), float64 (nb_cores,); None when none runs."""
+        running = view.running
+        if not running:
+            return None
+        progress, left = view.progress, self._left
+        left[list(running)] = [1.0 - progress(job) for job, _ in running.values()]
+        return left.take(view.resources.core_job)   # a free core's -1 reads the last entry, 0
+
+    def _resources(self, view: StateView, out: np.ndarray) -> None:
+        h = self.hierarchy
+        nn, npr = h.nb_nodes, h.nb_processors
+        clip_unit(self._resource_fractions(view), out[:nn + npr])
         if not self._cores:
             return
         cores = out[nn + npr:nn + npr + 3 * h.nb_cores].reshape(h.nb_cores, 3)
-        cores[:, :2] = _SPEED_POWER.take(st.core_pstate, axis=0)
-        running = view.running
-        if running:   # each running job's cores get its remaining share of work, free cores 0
-            progress, left = view.progress, self._left
-            left[list(running)] = [1.0 - progress(job) for job, _ in running.values()]
-            cores[:, 2] = left.take(st.core_job)   # a free core's -1 reads the last entry, 0
-        else:
-            cores[:, 2] = 0.0
+        cores[:, :2] = _SPEED_POWER.take(view.resources.core_pstate, axis=0)
+        left = self._work_left(view)
+        cores[:, 2] = 0.0 if left is None else left
 
     def _generation_values(self, view: StateView, out: np.ndarray) -> None:
         st, nb = view.resources, self._core_count.size
-        left = self._left
-        running = view.running
-        if running:
-            progress = view.progress
-            left[list(running)] = [1.0 - progress(job) for job, _ in running.values()]
-        core_left = left.take(st.core_job)   # a free core's -1 reads the last entry, 0
-        values = np.empty((4, nb))
+        left = self._work_left(view)
+        values = np.zeros((4, nb))
         values[0] = np.bincount(self._core_gen, weights=st.core_job >= 0, minlength=nb) / self._core_count
-        values[1] = np.bincount(self._core_gen, weights=core_left, minlength=nb) / self._core_count
+        if left is not None:
+            values[1] = np.bincount(self._core_gen, weights=left, minlength=nb) / self._core_count
         # each node's and processor's fraction clipped as the normal observation clips it, then averaged over the
         # generation's processors (a node's memory counts once per processor it holds)
-        free = clip_unit(np.where(self._gen_mem_unbounded, 1.0, st.node_free_mem * self._gen_inv_mem),
-                         np.empty(self._gen_inv_mem.size))
-        values[2] = np.bincount(self._proc_gen, weights=free.take(self.hierarchy.processor_node),
+        fractions = clip_unit(self._resource_fractions(view), np.empty(self._fractions[0].size))
+        nn = self.hierarchy.nb_nodes
+        values[2] = np.bincount(self._proc_gen, weights=fractions[:nn].take(self.hierarchy.processor_node),
                                 minlength=nb) / self._proc_count
-        rest = clip_unit(1.0 - st.processor_used_bw * self._gen_inv_bw, np.empty(self._proc_gen.size))
-        values[3] = np.bincount(self._proc_gen, weights=rest, minlength=nb) / self._proc_count
+        values[3] = np.bincount(self._proc_gen, weights=fractions[nn:], minlength=nb) / self._proc_count
         clip_unit(values.T.ravel(), out[:4 * nb])
 
 
