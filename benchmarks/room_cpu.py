@@ -165,7 +165,7 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, ar
                 run_agent(name, options, the_plan, chosen, args.agent, args.episodes, seed, table, labels, single,
                           outdir)
             if args.cem:
-                easy = sorted((label for label in labels if label.endswith("+easy_backfilling")),
+                easy = sorted((p.label for p in policies if p.strategy == "easy_backfilling"),
                               key=lambda label: mean(label, train))[:args.pairs]
                 run_cem(name, options, the_plan, chosen, args.cem, easy, args.cpu_minutes, seed, table, labels,
                         single, outdir, mean(easy[0], train))
@@ -223,8 +223,9 @@ def run_cem(name: str, options, the_plan, chosen, agent: str, pairs: list[str], 
     """
     from hdeeprm.decision.actions import action_index
     from hdeeprm.run.evolve import train_cem
+    from hdeeprm.run.policies import parse_policy_list
 
-    actions = [action_index(*label.split("+")[0].split("-")) for label in pairs]
+    actions = [action_index(p.job, p.core) for p in parse_policy_list(pairs)]
     agent_options = options.replace(seed=seed, start_strategy="easy_backfilling", observation="generations",
                                     actions=actions)
     model = outdir / f"{name}_cem_seed{seed}.pt"
