@@ -9,7 +9,7 @@ windows (test windows are never run), saved as an ordinary checkpoint that ``hde
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +26,7 @@ from hdeeprm.run.launch import agent_inputs, prepare_agent, seeded_torch
 def train_cem(options: Options, agent_path: str, windows: Sequence[Window], *, outmodel: str | Path,
               trace: TraceWindows | None = None, metric: str = "mean_bounded_slowdown", std: float = 0.5,
               population: int = 16, elite: int = 4, generations: int = 50, cpu_minutes: float | None = None,
-              on_generation=None) -> list[dict]:
+              on_generation=None, objective: Callable[[list[dict]], float] | None = None) -> list[dict]:
     """Search the weights of a learning agent with the cross-entropy method; save the best.
 
     Args:
@@ -41,6 +41,8 @@ def train_cem(options: Options, agent_path: str, windows: Sequence[Window], *, o
         std, population, elite, generations: Of :func:`~hdeeprm.agents.evolution.cross_entropy_method`.
         cpu_minutes: Stop after the generation that passes this process CPU time, or None.
         on_generation: Called with each generation's row, or None.
+        objective: The figure minimised, from the metrics summaries of the training windows (in window order),
+            or None: the mean of ``metric`` over them (a window where it is undefined counts +inf).
 
     Returns:
         One row per generation (see :class:`~hdeeprm.agents.evolution.CEMState`), fitness in ``metric``'s unit.
@@ -75,14 +77,16 @@ def train_cem(options: Options, agent_path: str, windows: Sequence[Window], *, o
     def fitness(x: np.ndarray) -> float:
         with torch.no_grad():
             vector_to_parameters(torch.as_tensor(x, dtype=torch.float32), params)
-        total = 0.0
+        summaries = []
         for wopts, workload, observer in runs:
             episode, _ = run_episode(runner.hierarchy, workload, wopts, agent, record=False, observer=observer,
                                      model=make_contention_model(wopts.contention))
             agent.clear()
-            value = episode.metrics()[metric]
-            total += float("inf") if value is None else float(value)
-        return total / len(runs)
+            summaries.append(episode.metrics())
+        if objective is not None:
+            return float(objective(summaries))
+        values = [s[metric] for s in summaries]
+        return sum(float("inf") if v is None else float(v) for v in values) / len(values)
 
     start = torch.nn.utils.parameters_to_vector(params).detach().double().numpy()
     state = cross_entropy_method(fitness, start, std=std, population=population, elite=elite,
