@@ -145,7 +145,7 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, ar
     train = [w for w in chosen if w.split == "train"]
 
     def mean(label: str, ws, key: str = "mean_bounded_slowdown") -> float:
-        return sum(table[w.index, label][key] for w in ws) / len(ws)
+        return table_mean(table, label, ws, key)
 
     single = min(labels, key=lambda label: mean(label, train))
     print(f"best single policy on the training windows: {single}")
@@ -178,6 +178,26 @@ def run_trace(name: str, strategies: list[str], workers: int, rows_out: list, ar
                         single, outdir, mean(easy[0], train), reference if args.cem_objective == "energy" else None)
 
 
+def table_mean(table: dict, label: str, ws, key: str = "mean_bounded_slowdown") -> float:
+    """Mean of ``key`` over windows ``ws`` of policy ``label`` in the heuristics' table ((window, label) -> row)."""
+    return sum(table[w.index, label][key] for w in ws) / len(ws)
+
+
+def test_windows(chosen) -> list:
+    """The test windows of the plan's ``chosen`` windows."""
+    return [w for w in chosen if w.split == "test"]
+
+
+def agent_test_rows(agent_options, agent: str, model: Path, chosen, the_plan) -> list[dict]:
+    """The agent's checkpoint run once, greedy under EASY, on the test windows: one metrics row per window."""
+    from hdeeprm.run.evaluate import evaluate
+    from hdeeprm.run.policies import Policy
+
+    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
+                    model=str(model))
+    return evaluate(agent_options.replace(run="test"), [policy], test_windows(chosen), trace=the_plan.trace)
+
+
 def test_agent(agent_options, agent: str, model: Path, chosen, the_plan, table: dict, labels: list[str],
                single: str) -> tuple[float, float, float]:
     """The agent's checkpoint, greedy under EASY, on the test windows.
@@ -186,17 +206,10 @@ def test_agent(agent_options, agent: str, model: Path, chosen, the_plan, table: 
         Mean bounded slowdown on the test windows of the agent, of the best single policy chosen on the training
         windows, and of the best single policy of the test windows in hindsight.
     """
-    from hdeeprm.run.evaluate import evaluate
-    from hdeeprm.run.policies import Policy
-
-    policy = Policy(label=f"{Path(agent).name}:{model.name}", strategy="easy_backfilling", agent=agent,
-                    model=str(model))
-    test = [w for w in chosen if w.split == "test"]
-    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
+    rows = agent_test_rows(agent_options, agent, model, chosen, the_plan)
     figure = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
-    best = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
-    hindsight = min(sum(table[w.index, label]["mean_bounded_slowdown"] for w in test) / len(test) for label in labels)
-    return figure, best, hindsight
+    test = test_windows(chosen)
+    return figure, table_mean(table, single, test), min(table_mean(table, label, test) for label in labels)
 
 
 def run_agent(name: str, options, the_plan, chosen, agent: str, episodes: int, seed: int, table: dict,
@@ -252,16 +265,15 @@ def run_cem(name: str, options, the_plan, chosen, agent: str, pairs: list[str], 
     history = train_cem(agent_options, agent, chosen, outmodel=model, trace=the_plan.trace, population=16, elite=4,
                         std=0.5, generations=10_000, cpu_minutes=cpu_minutes, objective=objective)
     minutes = (time.process_time() - cpu) / 60
-    if energy_reference is not None:
-        report_energy(name, agent_options, agent, model, chosen, the_plan, table, single, seed, minutes, history)
-        return
-    with open(outdir / f"{name}_cem_seed{seed}.csv", "w", newline="", encoding="utf-8") as f:
+    with open(outdir / f"{name}_cem{tag}_seed{seed}.csv", "w", newline="", encoding="utf-8") as f:
         out = csv.DictWriter(f, list(history[0]))
         out.writeheader()
         out.writerows(history)
+    if energy_reference is not None:
+        report_energy(name, agent_options, agent, model, chosen, the_plan, table, single, seed, minutes, history)
+        return
     figure, best, hindsight = test_agent(agent_options, agent, model, chosen, the_plan, table, labels, single)
-    test = [w for w in chosen if w.split == "test"]
-    start = sum(table[w.index, pairs[0]]["mean_bounded_slowdown"] for w in test) / len(test)
+    start = table_mean(table, pairs[0], test_windows(chosen))
     print(f"{name} cem seed {seed}: pairs {', '.join(p.split('+')[0] for p in pairs)}; {len(history)} generations, "
           f"{minutes:.1f} CPU-minutes; training mean bounded slowdown {start_train:.2f} -> "
           f"{history[-1]['best_so_far']:.2f}; test {figure:.2f} against the best single policy chosen on training "
@@ -273,16 +285,11 @@ def run_cem(name: str, options, the_plan, chosen, agent: str, pairs: list[str], 
 def report_energy(name: str, agent_options, agent: str, model: Path, chosen, the_plan, table: dict, single: str,
                   seed: int, minutes: float, history: list[dict]) -> None:
     """Test an energy-searched checkpoint once, greedy under EASY, and print its energy and bounded slowdown."""
-    from hdeeprm.run.evaluate import evaluate
-    from hdeeprm.run.policies import Policy
-
-    policy = Policy(label=model.name, strategy="easy_backfilling", agent=agent, model=str(model))
-    test = [w for w in chosen if w.split == "test"]
-    rows = evaluate(agent_options.replace(run="test"), [policy], test, trace=the_plan.trace)
+    rows = agent_test_rows(agent_options, agent, model, chosen, the_plan)
     e = sum(row["energy"] for row in rows) / len(rows)
     b = sum(row["mean_bounded_slowdown"] for row in rows) / len(rows)
-    e_ref = sum(table[w.index, single]["energy"] for w in test) / len(test)
-    b_ref = sum(table[w.index, single]["mean_bounded_slowdown"] for w in test) / len(test)
+    test = test_windows(chosen)
+    e_ref, b_ref = table_mean(table, single, test, "energy"), table_mean(table, single, test)
     print(f"{name} cem energy seed {seed}: {len(history)} generations, {minutes:.1f} CPU-minutes; training objective "
           f"(first generation's best) {history[0]['best']:.4f} -> {history[-1]['best_so_far']:.4f}; test energy "
           f"{e / 1e9:.4f} GJ against {single} {e_ref / 1e9:.4f} GJ ({1 - e / e_ref:+.1%}), mean bounded slowdown "
